@@ -1,0 +1,62 @@
+# Chinchilla: reconstruct (N, D, d_model, n_layers, loss) and fit the decomposed law.
+
+
+rule chinchilla_points:
+    input:
+        points="data/raw/chinchilla/svg_extracted_data.csv",
+        table="data/raw/chinchilla/chinchilla_table_a9.csv",
+    output:
+        points="results/chinchilla/points.csv",
+        summary="results/chinchilla/reconstruction.json",
+    log:
+        "logs/chinchilla/points.log",
+    benchmark:
+        "benchmarks/chinchilla/points.tsv"
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../scripts/chinchilla_points.py"
+
+
+rule chinchilla_fit:
+    input:
+        points="results/chinchilla/points.csv",
+    output:
+        fit="results/chinchilla/fit.json",
+        bootstrap="results/chinchilla/bootstrap.csv",
+    params:
+        fit=chinchilla_fit_params(),
+    log:
+        "logs/chinchilla/fit.log",
+    benchmark:
+        "benchmarks/chinchilla/fit.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=60,
+    script:
+        "../scripts/chinchilla_fit.py"
+
+
+rule chinchilla_section:
+    input:
+        points="results/chinchilla/points.csv",
+        summary="results/chinchilla/reconstruction.json",
+        fit="results/chinchilla/fit.json",
+        bootstrap="results/chinchilla/bootstrap.csv",
+    output:
+        html="results/chinchilla/section.html",
+        headline="results/chinchilla/headline.json",
+        shape="results/chinchilla/optimal_shape.csv",
+    params:
+        shape=chinchilla_shape_params(),
+    log:
+        "logs/chinchilla/section.log",
+    benchmark:
+        "benchmarks/chinchilla/section.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/chinchilla_section.py"

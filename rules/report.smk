@@ -1,0 +1,21 @@
+# The report: every enabled stage's section, the headline table and provenance in one HTML file.
+
+
+rule report:
+    input:
+        unpack(report_sections),
+    output:
+        html="results/report.html",
+        headline="results/headline.csv",
+    params:
+        title=config.get("report", {}).get("title", "depthwidth report"),
+        stages=config["stages"],
+    log:
+        "logs/report.log",
+    benchmark:
+        "benchmarks/report.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/report.py"

@@ -1,0 +1,100 @@
+"""Config validation: JSON Schema composed from ``schemas/*.schema.yaml``.
+
+``schemas/config.schema.yaml`` holds the common keys; every other ``schemas/<stage>.schema.yaml`` is
+plugged in as the property ``<stage>``. Errors name the key path, what was given and what is allowed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+
+
+class ConfigError(ValueError):
+    """The config is invalid; the message names every offending key and the fix."""
+
+
+def load_schema(schema_dir: str | Path = SCHEMA_DIR) -> dict:
+    schema_dir = Path(schema_dir)
+    main = yaml.safe_load((schema_dir / "config.schema.yaml").read_text())
+    main.setdefault("properties", {})
+    for path in sorted(schema_dir.glob("*.schema.yaml")):
+        stage = path.name.removesuffix(".schema.yaml")
+        if stage != "config":
+            main["properties"][stage] = yaml.safe_load(path.read_text())
+    return main
+
+
+def _key_path(err: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in err.absolute_path]
+    return ".".join(parts) if parts else "(top level)"
+
+
+def _allowed(err: jsonschema.ValidationError) -> str:
+    s = err.schema if isinstance(err.schema, dict) else {}
+    bits = []
+    if err.validator == "additionalProperties":
+        bits.append("allowed keys: " + ", ".join(sorted(s.get("properties", {}))))
+    for k in ("type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems",
+              "maxItems", "pattern"):
+        if k in s:
+            bits.append(f"{k}={s[k]}")
+    if s.get("description"):
+        bits.append(f"({s['description']})")
+    return "; ".join(bits)
+
+
+def _with_defaults(cls):
+    """A validator that also fills in each property's ``default`` (the jsonschema FAQ recipe)."""
+    validate_props = cls.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for prop, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub:
+                    instance.setdefault(prop, sub["default"])
+        yield from validate_props(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(cls, {"properties": set_defaults})
+
+
+_Validator = _with_defaults(jsonschema.Draft202012Validator)
+
+
+def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
+    """Validate ``config`` in place against the composed schema, filling in defaults; raise
+    ``ConfigError`` listing every error."""
+    schema = load_schema(schema_dir)
+    validator = _Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = []
+        for e in errors:
+            lines.append(f"  - config key '{_key_path(e)}': {e.message}. Allowed: {_allowed(e) or 'see schema'}")
+        raise ConfigError(
+            "Invalid configuration (nothing was run):\n" + "\n".join(lines)
+            + f"\nFix these keys in config.yaml or the --configfile you passed; the schemas are in {schema_dir}."
+        )
+    return config
+
+
+def config_hash(config: dict) -> str:
+    """SHA-256 of the config as canonical JSON: the same values give the same hash."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def subtree(config: dict, *keys: str) -> Any:
+    """``config[k1][k2]...`` with an error naming the missing key."""
+    node = config
+    for i, k in enumerate(keys):
+        if not isinstance(node, dict) or k not in node:
+            raise ConfigError(f"config key '{'.'.join(keys[: i + 1])}' is missing")
+        node = node[k]
+    return node

@@ -1,0 +1,156 @@
+"""Checksum-pinned fetching with local mirrors, written atomically.
+
+A file is looked for first in each mirror folder (``<mirror>/<relpath>``), then at its URLs. Whatever
+the source, its SHA-256 must match the pin in ``manifest.yaml`` before it is renamed into place, so a
+killed or corrupted fetch never leaves a file that looks complete.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+import shutil
+import urllib.request
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+log = logging.getLogger("depthwidth.fetch")
+
+MANIFEST_PATH = Path(__file__).with_name("manifest.yaml")
+
+
+class FetchError(RuntimeError):
+    """A pinned file could not be obtained; the message lists every place tried and how to fix it."""
+
+
+def load_manifest(path: str | Path = MANIFEST_PATH) -> dict:
+    return yaml.safe_load(Path(path).read_text())
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def atomic_write_bytes(dest: str | Path, data: bytes) -> None:
+    """Write ``data`` to a temporary name beside ``dest``, then rename: readers never see half a file."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, dest)
+
+
+def atomic_copy(src: str | Path, dest: str | Path) -> None:
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dest)
+
+
+def nanogpt_table_a9(raw: bytes) -> bytes:
+    """nanoGPT's scaling_laws.ipynb holds Table A9 as the string ``chinchilla_models_txt``: a list of
+    ``[params, d_model, ffw_size, kv_size, n_heads, n_layers]``. Write it as our CSV (params in millions)."""
+    text = raw.decode("utf-8")
+    try:  # a notebook is JSON: join the cells' source lines so the string is contiguous again
+        nb = json.loads(text)
+        text = "\n".join("".join(c.get("source", [])) for c in nb.get("cells", []))
+    except json.JSONDecodeError:
+        pass
+    m = re.search(r'chinchilla_models_txt\s*=\s*(?:"""|\'\'\')(.*?)(?:"""|\'\'\')', text, re.S)
+    if not m:
+        raise ValueError("no chinchilla_models_txt string in the downloaded notebook")
+    rows = ast.literal_eval(m.group(1).strip())
+    buf = io.StringIO()
+    w = csv.writer(buf)  # csv's default line terminator is \r\n, as in the pinned file
+    w.writerow(["params_millions", "d_model", "ffw_size", "kv_size", "n_heads", "n_layers"])
+    for p, *rest in rows:
+        w.writerow([int(round(p / 1e6)), *map(int, rest)])
+    return buf.getvalue().encode()
+
+
+CONVERTERS: dict[str, Callable[[bytes], bytes]] = {"nanogpt_table_a9": nanogpt_table_a9}
+
+
+def resolve_mirrors(mirrors: list[str], project_dir: str | Path) -> list[Path]:
+    """Absolute mirror folders, in order. A relative entry is tried against the working directory
+    and against the project folder (where the Snakefile lives)."""
+    out: list[Path] = []
+    for m in mirrors:
+        p = Path(m).expanduser()
+        cands = [p] if p.is_absolute() else [Path.cwd() / p, Path(project_dir) / p]
+        for c in cands:
+            c = c.resolve()
+            if c not in out:
+                out.append(c)
+    return out
+
+
+def _download(url: str, timeout: float) -> bytes:
+    req = urllib.request.Request(url, headers={"User-Agent": "depthwidth"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.read()
+
+
+def fetch(relpath: str, dest: str | Path, mirrors: list[str | Path], manifest: dict | None = None,
+          timeout: float = 30.0, allow_network: bool = True) -> str:
+    """Put the pinned file ``relpath`` at ``dest``. Returns where it came from (a path or URL)."""
+    manifest = load_manifest() if manifest is None else manifest
+    if relpath not in manifest:
+        raise FetchError(f"'{relpath}' is not in the manifest {MANIFEST_PATH}; known files: {sorted(manifest)}")
+    entry = manifest[relpath]
+    want = entry["sha256"]
+    tried: list[str] = []
+    for mirror in mirrors:
+        cand = Path(mirror) / relpath
+        if not cand.is_file():
+            tried.append(f"{cand}: not there")
+            continue
+        got = sha256_file(cand)
+        if got != want:
+            tried.append(f"{cand}: checksum mismatch (sha256 {got}, expected {want}); "
+                         "replace or delete that file")
+            log.warning("mirror file %s has the wrong checksum; skipping it", cand)
+            continue
+        atomic_copy(cand, dest)
+        log.info("%s: copied from mirror %s (sha256 ok)", relpath, cand)
+        return str(cand)
+    for url in entry.get("urls", []) if allow_network else []:
+        try:
+            log.info("%s: downloading %s", relpath, url)
+            data = _download(url, timeout)
+            if entry.get("convert"):
+                data = CONVERTERS[entry["convert"]](data)
+        except Exception as e:  # noqa: BLE001 - any network or parse failure means: try the next source
+            tried.append(f"{url}: {type(e).__name__}: {e}")
+            continue
+        got = hashlib.sha256(data).hexdigest()
+        if got != want:
+            tried.append(f"{url}: checksum mismatch (sha256 {got}, expected {want})")
+            continue
+        atomic_write_bytes(dest, data)
+        log.info("%s: downloaded from %s (sha256 ok)", relpath, url)
+        return url
+    if not allow_network:
+        tried.append("network: not tried (offline)")
+    raise FetchError(
+        f"Could not obtain '{relpath}' ({entry.get('description', '')}).\nTried, in order:\n  - "
+        + "\n  - ".join(tried)
+        + f"\nFix: put the file with sha256 {want} at <mirror>/{relpath} in one of the mirror folders "
+        "(config key data.mirrors), or run where one of the URLs above is reachable."
+    )
