@@ -1,0 +1,67 @@
+"""Config validation: every error names the key and what is allowed; defaults are filled in."""
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import REPO
+from depthwidth.config import ConfigError, config_hash, validate_config
+
+
+@pytest.fixture()
+def config():
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def test_default_and_overlay_configs_are_valid(config):
+    validate_config(config)
+    for name in ("test.yaml", "paper.yaml"):
+        merged = copy.deepcopy(config)
+        overlay = yaml.safe_load((REPO / "config" / name).read_text())
+        for k, v in overlay.items():  # the same deep merge Snakemake does for --configfile
+            if isinstance(v, dict) and isinstance(merged.get(k), dict):
+                merged[k] = _deep_update(merged[k], v)
+            else:
+                merged[k] = v
+        validate_config(merged)
+
+
+def _deep_update(a, b):
+    for k, v in b.items():
+        a[k] = _deep_update(a.get(k, {}), v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
+    return a
+
+
+@pytest.mark.parametrize("path,value,words", [
+    (("chinchilla", "fit", "drop_highest_loss"), "forty", ["chinchilla.fit.drop_highest_loss", "integer"]),
+    (("chinchilla", "fit", "drop_highest_loss"), -1, ["chinchilla.fit.drop_highest_loss", "minimum=0"]),
+    (("chinchilla", "fit", "depth_scale"), 0, ["chinchilla.fit.depth_scale", "exclusiveMinimum=0"]),
+    (("stages",), [], ["stages", "minItems=1"]),
+    (("stages",), ["chinchila"], ["stages.0", "chinchilla"]),
+])
+def test_bad_values_name_the_key(config, path, value, words):
+    node = config
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError) as e:
+        validate_config(config)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_unknown_key_lists_allowed_keys(config):
+    config["chinchilla"]["fit"]["bootstrap_resample"] = 10  # typo of bootstrap_resamples
+    with pytest.raises(ConfigError) as e:
+        validate_config(config)
+    msg = str(e.value)
+    assert "chinchilla.fit" in msg and "bootstrap_resample" in msg and "bootstrap_resamples" in msg
+
+
+def test_defaults_filled_and_hash_tracks_values(config):
+    del config["chinchilla"]["fit"]["n_starts"]
+    h0 = config_hash(validate_config(config))
+    assert config["chinchilla"]["fit"]["n_starts"] == 8  # schema default
+    config["chinchilla"]["fit"]["n_starts"] = 9
+    assert config_hash(config) != h0

@@ -1,0 +1,64 @@
+"""The fetch layer: mirrors in order, checksums, atomic writes, clear errors offline."""
+
+import csv
+import hashlib
+import io
+import json
+
+import pytest
+
+from conftest import SHARED_DATA, needs_shared_data
+from depthwidth.fetch import FetchError, fetch, load_manifest, nanogpt_table_a9, sha256_file
+
+MANIFEST = {"x/file.txt": {"sha256": hashlib.sha256(b"hello\n").hexdigest(), "description": "a test file",
+                           "urls": ["http://127.0.0.1:9/nothing-listens-here"]}}
+
+
+def _mirror(tmp_path, name, content):
+    p = tmp_path / name / "x" / "file.txt"
+    p.parent.mkdir(parents=True)
+    p.write_bytes(content)
+    return tmp_path / name
+
+
+def test_first_good_mirror_wins_and_bad_checksum_is_skipped(tmp_path):
+    bad = _mirror(tmp_path, "bad", b"tampered\n")
+    good = _mirror(tmp_path, "good", b"hello\n")
+    dest = tmp_path / "out" / "file.txt"
+    src = fetch("x/file.txt", dest, [tmp_path / "missing", bad, good], manifest=MANIFEST)
+    assert src == str(good / "x" / "file.txt")
+    assert dest.read_bytes() == b"hello\n"
+    assert not list(dest.parent.glob(".*partial*"))
+
+
+def test_offline_without_mirror_names_file_places_and_fix(tmp_path):
+    bad = _mirror(tmp_path, "bad", b"tampered\n")
+    dest = tmp_path / "out" / "file.txt"
+    with pytest.raises(FetchError) as e:
+        fetch("x/file.txt", dest, [tmp_path / "missing", bad], manifest=MANIFEST, timeout=2)
+    msg = str(e.value)
+    assert "x/file.txt" in msg and "checksum mismatch" in msg and str(tmp_path / "missing") in msg
+    assert "127.0.0.1:9" in msg and "data.mirrors" in msg
+    out_dir = tmp_path / "out"
+    assert not dest.exists()
+    assert not out_dir.exists() or not any(out_dir.iterdir())  # no half-written file either
+
+
+@needs_shared_data
+def test_shared_mirror_matches_every_pin():
+    for rel, entry in load_manifest().items():
+        assert sha256_file(SHARED_DATA / rel) == entry["sha256"], rel
+
+
+@needs_shared_data
+def test_nanogpt_notebook_converts_to_the_pinned_table():
+    # Rebuild a notebook holding the table the way nanoGPT's scaling_laws.ipynb does, then convert it back.
+    with open(SHARED_DATA / "chinchilla" / "chinchilla_table_a9.csv", newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    tuples = [[float(r[0]) * 1e6, *map(int, r[1:])] for r in rows]
+    src = ["chinchilla_models_txt = '''" + json.dumps(tuples) + "'''\n", "models = eval(chinchilla_models_txt)\n"]
+    nb = json.dumps({"cells": [{"cell_type": "code", "source": src}]}).encode()
+    out = nanogpt_table_a9(nb)
+    want = load_manifest()["chinchilla/chinchilla_table_a9.csv"]["sha256"]
+    assert hashlib.sha256(out).hexdigest() == want
+    assert io.BytesIO(out).read().count(b"\r\n") == 51
