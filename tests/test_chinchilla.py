@@ -72,3 +72,29 @@ def test_optimal_shape_matches_analytic_exponents():
     assert ch.shape_exponents(1.0, 1.0)["N_exponent"] == pytest.approx(1 / 3)
     # the optimum conserves N = 12 ℓ m²
     assert 12 * a["n_layers"] * a["d_model"] ** 2 == pytest.approx(1e9, rel=1e-9)
+
+
+def test_numpy_adam_matches_torch_adam():
+    """fit_adam (NumPy, analytic gradient) takes the same steps as torch.optim.Adam on the same objective."""
+    import torch
+
+    d = _synthetic(n=60, seed=3)
+    steps = 300
+    ours = {k: v["value"] for k, v in ch.fit_adam(d, steps)["params"].items()}
+    t = {k: torch.tensor(getattr(d, k), dtype=torch.float64) for k in ("m", "ell", "D", "loss")}
+    init = ch.PAPER_INIT
+    coeffs = torch.nn.Parameter(torch.tensor([np.log(init[k]) for k in ("c_m", "c_l", "c_D")], dtype=torch.float64))
+    expo = torch.nn.Parameter(torch.tensor([init[k] for k in ("alpha_m", "alpha_l", "alpha_D")], dtype=torch.float64))
+    L0 = torch.nn.Parameter(torch.tensor(init["L0"], dtype=torch.float64))
+    opt = torch.optim.Adam([{"params": [coeffs], "lr": 5e-3}, {"params": [expo], "lr": 5e-4},
+                            {"params": [L0], "lr": 5e-3}])
+    for _ in range(steps):
+        opt.zero_grad()
+        pred = ((coeffs[0] - expo[0] * t["m"].log()).exp() + (coeffs[1] - expo[1] * t["ell"].log()).exp()
+                + (coeffs[2] - expo[2] * t["D"].log()).exp() + L0).log()
+        (t["loss"].log() - pred).pow(2).mean().backward()
+        opt.step()
+    assert ours["alpha_l"] == pytest.approx(float(expo[1].detach()), abs=1e-6)
+    assert ours["c_m"] == pytest.approx(float(coeffs[0].detach().exp()), rel=1e-6)
+    assert ours["L0"] == pytest.approx(float(L0), abs=1e-6)
+    assert ours["alpha_l"] != pytest.approx(init["alpha_l"], abs=1e-3)  # it moved

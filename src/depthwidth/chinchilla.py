@@ -154,6 +154,37 @@ def fit_law(d: FitData, n_starts: int = 8, seed: int = 0, inits: list[dict] | No
     return best
 
 
+def fit_adam(d: FitData, steps: int = 50_000) -> dict:
+    """The paper's own procedure: Adam on the mean squared log residual from ``PAPER_INIT``, stopped
+    after ``steps`` steps (learning rates 5e-3 for log-coefficients and L0, 5e-4 for exponents, as in
+    Liu et al.'s bootstrap.py). Used to show how far a stopped optimiser is from the converged fit.
+    Plain NumPy with the analytic gradient: the same updates as torch.optim.Adam, ~50x faster here."""
+    logs = np.log(np.stack([d.m, d.ell, d.D]))  # (3, n)
+    y = np.log(d.loss)
+    # theta = [log c_m, log c_l, log c_D, alpha_m, alpha_l, alpha_D, L0]
+    theta = np.array([np.log(PAPER_INIT["c_m"]), np.log(PAPER_INIT["c_l"]), np.log(PAPER_INIT["c_D"]),
+                      PAPER_INIT["alpha_m"], PAPER_INIT["alpha_l"], PAPER_INIT["alpha_D"], PAPER_INIT["L0"]])
+    lr = np.array([5e-3, 5e-3, 5e-3, 5e-4, 5e-4, 5e-4, 5e-3])
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    mom, vel = np.zeros(7), np.zeros(7)
+    n = len(y)
+    for t in range(1, steps + 1):
+        terms = np.exp(theta[:3, None] - theta[3:6, None] * logs)  # (3, n)
+        pred = terms.sum(0) + theta[6]
+        g = -2.0 * (y - np.log(pred)) / (n * pred)  # d objective / d pred
+        grad = np.concatenate([terms @ g, -(terms * logs) @ g, [g.sum()]])
+        mom = b1 * mom + (1 - b1) * grad
+        vel = b2 * vel + (1 - b2) * grad**2
+        theta -= lr * (mom / (1 - b1**t)) / (np.sqrt(vel / (1 - b2**t)) + eps)
+    v = {"c_m": np.exp(theta[0]), "alpha_m": theta[3], "c_l": np.exp(theta[1]), "alpha_l": theta[4],
+         "c_D": np.exp(theta[2]), "alpha_D": theta[5], "L0": theta[6]}
+    v = {k: float(x) for k, x in v.items()}
+    pred = decomposed_law(d.m, d.ell, d.D, *(v[k] for k in PARAMS))
+    return {"params": {k: {"value": v[k], "stderr": None} for k in PARAMS}, "n_points": len(d),
+            "objective_sum_sq_log_residual": float(np.sum((np.log(d.loss) - np.log(pred)) ** 2)),
+            "steps": steps}
+
+
 def values(res) -> dict:
     return {k: float(res.params[k].value) for k in PARAMS}
 
@@ -288,6 +319,13 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
         elif variant == "keep_all_points":
             dv = select_points(points, 0, **scales)
             desc = "all points kept (no high-loss cut)"
+        elif variant == "paper_adam":
+            steps = cfg.get("adam_steps", 50_000)
+            out["variants"][variant] = {
+                "description": f"the paper's procedure: Adam from its starting point, stopped after {steps} steps",
+                **fit_adam(d, steps)}
+            log.info("variant paper_adam: alpha_l = %.3f", out["variants"][variant]["params"]["alpha_l"]["value"])
+            continue
         else:
             raise ValueError(f"unknown chinchilla.fit.variants entry '{variant}'")
         rv = fit_law(dv, n_starts=n_starts, seed=seed, inits=[best])
