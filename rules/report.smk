@@ -19,3 +19,16 @@ rule report:
         runtime=10,
     script:
         "../scripts/report.py"
+
+
+rule report_screenshot:
+    input:
+        "results/report.html",
+    output:
+        "results/report_top.png",
+    log:
+        "logs/report_screenshot.log",
+    benchmark:
+        "benchmarks/report_screenshot.tsv"
+    script:
+        "../scripts/report_screenshot.py"
