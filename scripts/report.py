@@ -8,6 +8,7 @@ import pandas as pd
 from depthwidth.logs import setup_logging
 from depthwidth.provenance import provenance_html
 from depthwidth.report import assemble_report
+from depthwidth.synthesis import synthesis_html
 
 log = setup_logging(snakemake.log[0])  # noqa: F821
 sm = snakemake  # noqa: F821
@@ -22,8 +23,16 @@ extra = []
 for path in sorted(glob.glob("results/*/provenance.json")):
     with open(path) as f:
         extra.append({"title": f"Stage provenance: {path}", "data": json.load(f)})
+def _load(key):
+    if key in sm.input.keys():
+        with open(sm.input[key]) as f:
+            return json.load(f)
+    return None
+
+
+synthesis = synthesis_html(_load("synthesis_chinchilla"), _load("synthesis_width"))
 # The config is recorded whole on purpose: it is what the provenance block documents.
-page = assemble_report(sm.params.title, sections, rows, provenance_html(sm.config, extra))
+page = assemble_report(sm.params.title, sections, rows, provenance_html(sm.config, extra), synthesis_html=synthesis)
 with open(sm.output.html, "w") as f:
     f.write(page)
 pd.DataFrame(rows).to_csv(sm.output.headline, index=False)

@@ -104,15 +104,16 @@ def headline_table_html(rows: list[dict]) -> str:
 
 
 def assemble_report(title: str, sections: list[tuple[str, str]], headline_rows: list[dict],
-                    provenance_html: str, intro_html: str = "") -> str:
+                    provenance_html: str, intro_html: str = "", synthesis_html: str = "") -> str:
     """The self-contained page: title, headline table, one section per stage, provenance."""
-    nav = " ".join(f'<a href="#{s}">{s}</a>' for s, _ in sections) + ' <a href="#provenance">provenance</a>'
+    nav = (" ".join(f'<a href="#{s}">{s}</a>' for s, _ in sections)
+           + (' <a href="#synthesis">synthesis</a>' if synthesis_html else "") + ' <a href="#provenance">provenance</a>')
     return (
         f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{CSS}</style></head><body>\n<h1>{html.escape(title)}</h1>\n<nav>{nav}</nav>\n{intro_html}"
         "<h2 id='headline-numbers'>Headline numbers</h2>\n<p class='note'>Each number the papers state, next to "
         "this run's value (± one standard error). 'agrees' means the two differ by at most twice their combined "
         "error.</p>\n" + headline_table_html(headline_rows) + "\n"
-        + "\n".join(h for _, h in sections)
+        + synthesis_html + "\n" + "\n".join(h for _, h in sections)
         + f"\n<section id='provenance'><h2>Provenance</h2>{provenance_html}</section>\n</body></html>\n"
     )
