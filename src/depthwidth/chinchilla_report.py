@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla import PAPER_VALUES, PARAMS, decomposed_law, optimal_shape, select_points
-from depthwidth.report import agree_within, figure_html, fmt_pm, headline_row, table_html
+from depthwidth.report import agree_within, figure_html, fmt_pm, headline_row, plain_log_ticks, table_html
 
 PAPER_TEXT = "Liu et al. 2026 (their Adam fit, 50k steps)"
 
@@ -59,6 +59,7 @@ def render(points: pd.DataFrame, recon: dict, fit: dict, boot: pd.DataFrame, n_p
     ax.set_yscale("log")
     ax.set_xlabel("training tokens D")
     ax.set_ylabel("final loss L (nats/token)")
+    plain_log_ticks(ax, "y")
     fig.colorbar(sc, ax=ax, label="depth ℓ (layers)")
     parts.append(figure_html(fig, "Chinchilla runs: loss against training tokens, coloured by depth. "
                              "At equal D, deeper (and wider) models reach lower loss."))
@@ -77,6 +78,8 @@ def render(points: pd.DataFrame, recon: dict, fit: dict, boot: pd.DataFrame, n_p
     ax.set_yscale("log")
     ax.set_xlabel("observed loss (nats/token)")
     ax.set_ylabel("fitted law L̂ (nats/token)")
+    plain_log_ticks(ax, "x")
+    plain_log_ticks(ax, "y")
     ax.legend(fontsize=8)
     parts.append(figure_html(fig, "Fitted against observed loss. Points on the dashed line are fitted exactly; "
                              "the crosses are the high-loss runs the paper leaves out."))
@@ -92,6 +95,7 @@ def render(points: pd.DataFrame, recon: dict, fit: dict, boot: pd.DataFrame, n_p
             label=f"c_ℓ/ℓ^α_ℓ, α_ℓ = {fmt_pm(v['alpha_l'], p['alpha_l']['stderr'])}")
     ax.set_xscale("log")
     ax.set_xlabel("depth (layers)")
+    plain_log_ticks(ax, "x")
     ax.set_ylabel("depth part of the loss (nats/token)")
     ax.axhline(0, color="k", lw=0.5)
     ax.legend(fontsize=8)

@@ -29,6 +29,15 @@ def figure_html(fig, caption: str, alt: str | None = None, dpi: int = 110) -> st
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
+def plain_log_ticks(ax, axis: str = "y") -> None:
+    """Label a log axis that spans less than a decade with plain numbers (2, 3, 4) instead of 2×10⁰."""
+    from matplotlib.ticker import FuncFormatter
+
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    target.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "2345" else ""))
+
+
 def table_html(df: pd.DataFrame, caption: str | None = None, float_format: str = "{:.4g}") -> str:
     body = df.to_html(index=False, border=0, classes="tbl", na_rep="–",
                       float_format=lambda x: float_format.format(x))
