@@ -16,7 +16,12 @@ configfile: os.path.join(workflow.basedir, "config.yaml")
 
 include: "rules/common.smk"
 include: "rules/download.smk"
+include: "rules/models.smk"
 include: "rules/chinchilla.smk"
+include: "rules/superposition.smk"
+include: "rules/depth_toy.smk"
+include: "rules/hidden_states.smk"
+include: "rules/lm_head.smk"
 include: "rules/report.smk"
 
 

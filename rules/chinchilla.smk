@@ -12,6 +12,8 @@ rule chinchilla_points:
         "logs/chinchilla/points.log",
     benchmark:
         "benchmarks/chinchilla/points.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
     resources:
         mem_mb=500,
         runtime=5,
@@ -25,16 +27,18 @@ rule chinchilla_fit:
     output:
         fit="results/chinchilla/fit.json",
         bootstrap="results/chinchilla/bootstrap.csv",
-    params:
-        fit=chinchilla_fit_params(),
     log:
         "logs/chinchilla/fit.log",
     benchmark:
         "benchmarks/chinchilla/fit.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=60,
+    params:
+        fit=chinchilla_fit_params(),
     script:
         "../scripts/chinchilla_fit.py"
 
@@ -49,14 +53,16 @@ rule chinchilla_section:
         html="results/chinchilla/section.html",
         headline="results/chinchilla/headline.json",
         shape="results/chinchilla/optimal_shape.csv",
-    params:
-        shape=chinchilla_shape_params(),
     log:
         "logs/chinchilla/section.log",
     benchmark:
         "benchmarks/chinchilla/section.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        shape=chinchilla_shape_params(),
     script:
         "../scripts/chinchilla_section.py"

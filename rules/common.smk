@@ -6,7 +6,7 @@ from pathlib import Path
 # The package holds the science; import it from the checkout when it is not installed.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from depthwidth.config import validate_config  # noqa: E402
+from depthwidth.config import ConfigError, validate_config  # noqa: E402
 from depthwidth.fetch import load_manifest  # noqa: E402
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
@@ -31,6 +31,11 @@ def report_sections(wildcards):
     for stage in config["stages"]:
         out[f"{stage}_html"] = f"results/{stage}/section.html"
         out[f"{stage}_headline"] = f"results/{stage}/headline.json"
+    # The synthesis combines α_ℓ (Chinchilla fit) with α_m (LLM widths) where those stages run.
+    if stage_enabled("chinchilla"):
+        out["synthesis_chinchilla"] = "results/chinchilla/fit.json"
+    if stage_enabled("lm_head"):
+        out["synthesis_width"] = "results/lm_head/width_fit.json"
     return out
 
 
@@ -46,3 +51,188 @@ def chinchilla_fit_params():
 
 def chinchilla_shape_params():
     return dict(config["chinchilla"].get("shape", {}))
+
+
+# Hidden states / FineWeb (rules/download.smk: fineweb_shards; rules/hidden_states.smk).
+from depthwidth.fineweb import mirror_covers, shard_names  # noqa: E402
+from depthwidth.hidden_states import settings as hs_settings  # noqa: E402
+
+HIDDEN_STATES = hs_settings.section(config, Path(workflow.basedir) / "schemas")
+# A model name missing from models: (a typo) stops here, naming the key, rather than later as a
+# MissingInputException about files of a model that can never exist.
+_hs_unknown = [
+    m for m in HIDDEN_STATES["models"] if m not in (config.get("models") or {})
+]
+if stage_enabled("hidden_states") and _hs_unknown:
+    raise ConfigError(
+        f"config key 'hidden_states.models' names {', '.join(map(repr, _hs_unknown))}, which is not in the "
+        f"models section (known: {', '.join(config.get('models') or {}) or 'none'}). "
+        "Fix: add it under models: or remove it."
+    )
+
+
+def fineweb_shard_paths():
+    """The parquet shards that hold the configured FineWeb documents."""
+    c = HIDDEN_STATES["corpus"]
+    return [
+        f"data/fineweb/{c['name']}/{s}"
+        for s in shard_names(c["n_docs"], c["docs_per_shard"])
+    ]
+
+
+def fineweb_shards_input(wildcards):
+    """The mirrored first documents when they cover the request, a local corpus file, or nothing (hub)."""
+    c = HIDDEN_STATES["corpus"]
+    if c["source"] == "local":
+        return {"corpus": c["local_path"]}
+    if mirror_covers(c["hub_dataset"], c["hub_config"], c["n_docs"], c["mirror_docs"]):
+        return {"mirror": f"data/raw/{c['mirror_file']}"}
+    return {}
+
+
+# Superposition toy model (rules/superposition.smk; depthwidth.superposition.pipeline).
+from depthwidth.superposition import pipeline as superposition_pipeline  # noqa: E402
+
+SUPERPOSITION = config.get("superposition") or {}
+
+
+def superposition_models(name="model.safetensors"):
+    """Every cell file of the configured grid (checked at parse time: a bad grid fails before any job)."""
+    return (
+        superposition_pipeline.cell_paths(SUPERPOSITION, name) if SUPERPOSITION else []
+    )
+
+
+def superposition_train_params():
+    return superposition_pipeline.train_params(SUPERPOSITION) if SUPERPOSITION else {}
+
+
+def superposition_analysis_params():
+    return dict(SUPERPOSITION.get("analysis", {}))
+
+
+def superposition_runtime(wildcards):
+    return superposition_pipeline.estimate_minutes(SUPERPOSITION, int(wildcards.m))
+
+
+def superposition_mem_mb(wildcards):
+    """W, Adam moments and one (512 × n) row block, plus ~400 MB for Python and torch."""
+    n = int(wildcards.n)
+    return int(400 + (16 * n * int(wildcards.m) + 8 * 512 * n + 4 * n * n) / 1e6)
+
+
+# Depth toy (rules/depth_toy.smk; depthwidth.depth_toy.pipeline).
+from depthwidth.depth_toy import pipeline as depth_toy_pipeline  # noqa: E402
+
+if stage_enabled("depth_toy"):
+    depth_toy_pipeline.check(config["depth_toy"])
+
+
+def depth_toy_variants():
+    return list(config["depth_toy"]["variants"]) if stage_enabled("depth_toy") else []
+
+
+def depth_toy_student_files(variant):
+    """The per-student outputs of one job of ``variant`` (with {kind} and {rep} wildcards)."""
+    return depth_toy_pipeline.student_files(config["depth_toy"], variant)
+
+
+def depth_toy_train_params(variant):
+    return depth_toy_pipeline.train_params(config["depth_toy"], variant)
+
+
+def depth_toy_all_students():
+    return depth_toy_pipeline.all_student_files(config["depth_toy"])
+
+
+def depth_toy_all_angles():
+    return depth_toy_pipeline.all_angle_files(config["depth_toy"])
+
+
+# Models (rules/models.smk; depthwidth.models).
+def model_spec_params(wildcards):
+    """The config entry of one model, keys sorted: editing it refetches only that model."""
+    return dict(sorted(config["models"][wildcards.model].items()))
+
+
+# LM head (rules/lm_head.smk; depthwidth.lm_head).
+from depthwidth.lm_head import check_config as lm_head_check_config  # noqa: E402
+
+# Model names and corpus keys are checked together before any job starts.
+if stage_enabled("lm_head"):
+    lm_head_check_config(config)
+
+
+def lm_head_models():
+    return list(config["lm_head"]["models"])
+
+
+def lm_head_decoders():
+    """Models with a next-token loss (bert-family encoders have none)."""
+    return [m for m in lm_head_models() if config["models"][m]["family"] != "bert"]
+
+
+def lm_head_corpora():
+    return list(config["lm_head"]["loss"]["corpora"])
+
+
+def lm_head_corpus_params(wildcards):
+    return dict(sorted(config["lm_head"]["loss"]["corpora"][wildcards.corpus].items()))
+
+
+def lm_head_corpus_input(wildcards):
+    """FineWeb shards, a pinned raw file (fetch_file, mirrors first), a local file, or nothing (hub)."""
+    spec = config["lm_head"]["loss"]["corpora"][wildcards.corpus]
+    if spec["source"] == "fineweb":
+        return fineweb_shard_paths()
+    if spec["source"] == "raw":
+        return [f"data/raw/{spec['path']}"]
+    if spec["source"] == "local":
+        return [spec["path"]]
+    return []
+
+
+def lm_head_fit_inputs(wildcards):
+    return {
+        "geometry": expand(
+            "results/lm_head/geometry/{model}.json", model=lm_head_models()
+        ),
+        "loss": expand(
+            "results/lm_head/loss/{corpus}/{model}.json",
+            corpus=lm_head_corpora(),
+            model=lm_head_decoders(),
+        ),
+    }
+
+
+def lm_head_section_inputs(wildcards):
+    return {
+        "geometry": "results/lm_head/geometry.csv",
+        "loss": "results/lm_head/loss.csv",
+        "fit": "results/lm_head/width_fit.json",
+        "norms": expand(
+            "results/lm_head/geometry/{model}_norms.npy", model=lm_head_models()
+        ),
+    }
+
+
+def hidden_states_models():
+    return list(HIDDEN_STATES["models"])
+
+
+def hidden_states_section_inputs(wildcards):
+    out = {}
+    for m in hidden_states_models():
+        for key, name in (
+            ("layers", "layer_stats.csv"),
+            ("groups", "token_groups.csv"),
+            ("sample", "token_sample.parquet"),
+            ("summary", "summary.json"),
+        ):
+            out[f"{key}_{m}"] = f"results/hidden_states/{m}/{name}"
+    return out
+
+
+def hidden_states_stats_mem(wildcards, input):
+    """Host memory of the statistics: about five times the per-token file (float64 copies, quantiles)."""
+    return max(4000, int(5 * input.size_mb))

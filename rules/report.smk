@@ -7,16 +7,18 @@ rule report:
     output:
         html="results/report.html",
         headline="results/headline.csv",
-    params:
-        title=config.get("report", {}).get("title", "depthwidth report"),
-        stages=config["stages"],
     log:
         "logs/report.log",
     benchmark:
         "benchmarks/report.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        title=config.get("report", {}).get("title", "depthwidth report"),
+        stages=config["stages"],
     script:
         "../scripts/report.py"
 
@@ -30,5 +32,7 @@ rule report_screenshot:
         "logs/report_screenshot.log",
     benchmark:
         "benchmarks/report_screenshot.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
     script:
         "../scripts/report_screenshot.py"

@@ -10,7 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from conftest import needs_shared_data, run_snakemake  # noqa: E402
+from _pipeline import completed_run  # noqa: E402
+from conftest import needs_shared_data  # noqa: E402
 from depthwidth.browser import check_report, chromium_binary  # noqa: E402
 
 needs_chromium = pytest.mark.skipif(chromium_binary() is None, reason="no Chromium (apt-get install chromium)")
@@ -47,14 +48,15 @@ def test_checker_catches_blank_and_broken_images_and_errors(tmp_path):
 
 @needs_chromium
 @needs_shared_data
-def test_full_test_report_renders(tmp_path):
-    run_snakemake(tmp_path, "results/report.html", "results/report_top.png")
-    r = check_report(tmp_path / "results" / "report.html")
+def test_full_test_report_renders(tmp_path_factory, tmp_path):
+    # The whole test config, run once per session and shared with the other whole-workflow tests.
+    report = completed_run(tmp_path_factory.getbasetemp()) / "results" / "report.html"
+    shot = tmp_path / "report_top.png"  # what rule report_screenshot makes
+    r = check_report(report, screenshot=shot)
     assert r["errors"] == []
     assert r["headline_rows"] >= 8
     assert {"chinchilla", "superposition", "depth_toy", "hidden_states", "lm_head", "provenance"} <= set(r["sections"])
     assert len(r["images"]) >= 10
     bad = [i for i in r["images"] if not i["decoded"] or i["spread"] < 50 or i["ink_fraction"] < 0.002]
     assert bad == [], bad
-    shot = tmp_path / "results" / "report_top.png"
     assert shot.stat().st_size > 20_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

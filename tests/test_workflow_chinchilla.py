@@ -4,29 +4,28 @@ import json
 
 import yaml
 
+from _pipeline import completed_run
 from conftest import needs_shared_data, planned_jobs, run_snakemake
-
-STAGE = ["--config", 'stages=["chinchilla"]']
 
 
 @needs_shared_data
-def test_chinchilla_end_to_end_and_partial_rerun(tmp_path):
-    run_snakemake(tmp_path, "results/report.html", *STAGE)
-    fit = json.loads((tmp_path / "results/chinchilla/fit.json").read_text())
+def test_chinchilla_end_to_end_and_partial_rerun(tmp_path_factory, tmp_path):
+    # The whole test config, run once per session (tests/_pipeline.py); this test only reads it.
+    wd = completed_run(tmp_path_factory.getbasetemp())
+    fit = json.loads((wd / "results/chinchilla/fit.json").read_text())
     assert fit["converged"] and fit["n_points"] == 203
     a_l = fit["params"]["alpha_l"]
     assert 0.9 < a_l["value"] < 1.8 and 0.05 < a_l["stderr"] < 0.6  # the paper: 1.2 ± 0.3
     assert a_l["bootstrap_ci95"][0] < a_l["value"] < a_l["bootstrap_ci95"][1]
     assert set(fit["params"]) == {"c_m", "alpha_m", "c_l", "alpha_l", "c_D", "alpha_D", "L0"}
     assert "layers_minus_2" in fit["variants"]
-    page = (tmp_path / "results/report.html").read_text()
+    page = (wd / "results/report.html").read_text()
     assert 'id="chinchilla"' in page and "id='headline'" in page and page.count("data:image/png;base64") >= 4
 
     # Nothing to do when nothing changed.
-    assert planned_jobs(run_snakemake(tmp_path, "-n", "results/report.html", *STAGE)) == {}
+    assert planned_jobs(run_snakemake(wd, "-n", "results/report.html")) == {}
     # Editing one fit key reruns the fit, its section and the report, not the reconstruction or the download.
     override = tmp_path / "override.yaml"
     override.write_text(yaml.safe_dump({"chinchilla": {"fit": {"bootstrap_resamples": 9}}}))
-    proc = run_snakemake(tmp_path, "-n", "results/report.html", *STAGE,
-                         configfiles=("config/test.yaml", str(override)))
+    proc = run_snakemake(wd, "-n", "results/report.html", configfiles=("config/test.yaml", str(override)))
     assert planned_jobs(proc) == {"chinchilla_fit": 1, "chinchilla_section": 1, "report": 1}

@@ -1,0 +1,129 @@
+"""Benchmark: the paper's plain per-cell training loop vs our batched sparse trainer, same settings.
+
+Runs both on identical settings (default: the paper's exp-10 shape, n = 1000, batch 2048, the six
+widths 10..100, ``--gammas`` cells per width) for a few steps each and prints ms per model-step, the
+speed-up, and the achieved GFLOP/s of our dense products against a measured square-matmul peak.
+
+    .venv/bin/python bench/bench_superposition.py [--steps 20] [--threads 1] [--gammas 10]
+
+The two trainers are timed in the same process, interleaved, with the same thread count, so
+background load on a shared machine hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from depthwidth.superposition.data import feature_probabilities
+from depthwidth.superposition.train import TrainSettings, choose_path, reference_train, train_cells
+
+
+def matmul_peak_gflops(size: int = 1024, reps: int = 10) -> float:
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b
+    t = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * size**3 * reps / (time.perf_counter() - t) / 1e9
+
+
+def dense_flops_per_step(n: int, m: int, active_rows: float, path: str) -> float:
+    """Flops of our dense products in one step of one cell (gram: W Wᵀ and (dG+dGᵀ)W; hidden:
+    h Wᵀ, R W, Rᵀ h)."""
+    return 4.0 * n * n * m if path == "gram" else 6.0 * active_rows * n * m
+
+
+def dense_seconds_per_step(n: int, m: int, active_rows: int, path: str, reps: int = 10) -> float:
+    """Time of the dense products alone, with the shapes and layouts ``loss_and_grads`` uses."""
+    W = torch.randn(n, m)
+    Wt = W.t().contiguous()
+    rows = min(int(active_rows), 512)
+    blocks = max(int(active_rows) / rows, 1.0)
+    R, h = torch.randn(rows, n), torch.randn(rows, m)
+    if path == "gram":
+        S = torch.randn(n, n)
+        ops = [lambda: W @ Wt, lambda: S @ W]
+        blocks = 1.0
+    else:
+        ops = [lambda: torch.addmm(R[0], h, Wt), lambda: Wt @ R.t(), lambda: h.t() @ R]
+    for op in ops:
+        op()
+    t = time.perf_counter()
+    for _ in range(reps):
+        for op in ops:
+            op()
+    return (time.perf_counter() - t) / reps * blocks
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--batch", type=int, default=2048)
+    ap.add_argument("--widths", type=int, nargs="+", default=[10, 15, 25, 39, 63, 100])
+    ap.add_argument("--gammas", type=int, default=10, help="cells per width (gamma values, batched in ours)")
+    ap.add_argument("--dist", default="power-a1.5")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--ref-steps", type=int, default=5, help="reference steps per width (it is slow)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--path", default="auto", choices=["auto", "gram", "hidden"], help="our gradient route")
+    ap.add_argument("--pretrain-steps", type=int, default=0,
+                    help="also time ours after this many (untimed) steps, in a trained state as in most of "
+                         "a long run")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    S = TrainSettings(n=a.n, batch=a.batch, steps=a.steps, warmup_steps=max(a.steps // 10, 1))
+    Sr = TrainSettings(n=a.n, batch=a.batch, steps=a.ref_steps, warmup_steps=1)
+    gammas = [float(g) for g in torch.linspace(-1, 1, a.gammas)]
+    peak = matmul_peak_gflops()
+    print(f"settings: n={a.n} batch={a.batch} widths={a.widths} cells/width={a.gammas} dist={a.dist} "
+          f"threads={a.threads}; square-matmul peak {peak:.1f} GFLOP/s")
+    p = feature_probabilities(a.dist, a.n)
+    rows = a.batch * (1.0 - float(torch.prod(1 - p.clamp(max=1 - 1e-12))))
+    ref_ms, ours_ms, flops, dense_s, trained_ms = {}, {}, 0.0, 0.0, {}
+    tmp = Path(tempfile.mkdtemp(prefix="bench_superposition_"))
+    for m in a.widths:
+        reference_train(a.dist, 0.0, m, TrainSettings(n=a.n, batch=a.batch, steps=1, warmup_steps=1))  # warm
+        t = time.perf_counter()
+        reference_train(a.dist, gammas[0], m, Sr)
+        ref_ms[m] = (time.perf_counter() - t) / a.ref_steps * 1e3
+        t = time.perf_counter()
+        train_cells(a.dist, gammas, [m] * len(gammas), S, path=a.path, progress_every_s=1e9)
+        ours_ms[m] = (time.perf_counter() - t) / (a.steps * len(gammas)) * 1e3
+        path = choose_path(a.n, m, rows) if a.path == "auto" else a.path
+        flops += dense_flops_per_step(a.n, m, rows, path)
+        dense_s += dense_seconds_per_step(a.n, m, rows, path)
+        line = (f"m={m:4d}: reference {ref_ms[m]:7.1f} ms/model-step, ours {ours_ms[m]:6.2f} ms/model-step "
+                f"({path} path), ratio {ref_ms[m] / ours_ms[m]:5.1f}x")
+        if a.pretrain_steps:
+            St = TrainSettings(n=a.n, batch=a.batch, steps=a.pretrain_steps + a.steps,
+                               warmup_steps=max(a.pretrain_steps // 10, 1))
+            ck = tmp / f"m{m}.pt"
+            train_cells(a.dist, gammas, [m] * len(gammas), St, checkpoint=ck, checkpoint_every=a.pretrain_steps,
+                        path=a.path, progress_every_s=1e9)  # leaves a checkpoint at pretrain_steps
+            t = time.perf_counter()
+            train_cells(a.dist, gammas, [m] * len(gammas), St, checkpoint=ck, path=a.path, progress_every_s=1e9)
+            trained_ms[m] = (time.perf_counter() - t) / (a.steps * len(gammas)) * 1e3
+            line += f"; after {a.pretrain_steps} steps ours {trained_ms[m]:6.2f} ms, ratio {ref_ms[m] / trained_ms[m]:5.1f}x"
+        print(line, flush=True)
+    tot_ref, tot_ours = sum(ref_ms.values()), sum(ours_ms.values())
+    print(f"all widths: reference {tot_ref / len(a.widths):.1f} ms/model-step, ours "
+          f"{tot_ours / len(a.widths):.2f} ms/model-step, speed-up {tot_ref / tot_ours:.1f}x")
+    if trained_ms:
+        tot_tr = sum(trained_ms.values())
+        print(f"all widths after {a.pretrain_steps} steps: ours {tot_tr / len(a.widths):.2f} ms/model-step, "
+              f"speed-up {tot_ref / tot_tr:.1f}x")
+    print(f"dense part of ours (one step of each width): {flops / 1e9:.2f} GFLOP in {dense_s * 1e3:.1f} ms = "
+          f"{flops / 1e9 / dense_s:.1f} GFLOP/s vs square-matmul peak {peak:.1f} GFLOP/s; the dense products are "
+          f"{100 * dense_s * 1e3 / tot_ours:.0f}% of our step time")
+    exp10_h = tot_ref / len(a.widths) * 20000 * 6 * 10 * 9 / 1e3 / 3600
+    print(f"exp-10 grid (540 cells x 20,000 steps) at these rates: reference {exp10_h:.0f} h, "
+          f"ours {exp10_h * tot_ours / tot_ref:.1f} h")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+# Superposition toy model (Liu, Liu & Gore 2025): one job per grid cell (distribution, n, gamma, m,
+# seed), so adding a grid value adds jobs and reruns nothing; then the tables, then the section.
+
+
+rule superposition_train:
+    output:
+        model="results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}/model.safetensors",
+        info="results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}/train.json",
+    log:
+        "logs/superposition/train/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}.log",
+    benchmark:
+        "benchmarks/superposition/train/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}.tsv"
+    wildcard_constraints:
+        dist=r"[a-z]+(-[a-z][0-9.]+)*",
+        gamma=r"-?[0-9][0-9.e+-]*",
+        n=r"\d+",
+        m=r"\d+",
+        seed=r"\d+",
+    conda:
+        "../envs/depthwidth.yaml"
+    threads: SUPERPOSITION.get("threads", 1)
+    resources:
+        mem_mb=superposition_mem_mb,
+        runtime=superposition_runtime,
+    params:
+        train=superposition_train_params(),
+    script:
+        "../scripts/superposition_train.py"
+
+
+rule superposition_tables:
+    input:
+        models=superposition_models(),
+    output:
+        cells="results/superposition/cells.csv",
+        exponents="results/superposition/exponents.csv",
+    log:
+        "logs/superposition/tables.log",
+    benchmark:
+        "benchmarks/superposition/tables.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        analysis=superposition_analysis_params(),
+    script:
+        "../scripts/superposition_tables.py"
+
+
+rule superposition_section:
+    input:
+        cells="results/superposition/cells.csv",
+        exponents="results/superposition/exponents.csv",
+        models=superposition_models(),
+        infos=superposition_models("train.json"),
+    output:
+        html="results/superposition/section.html",
+        headline="results/superposition/headline.json",
+    log:
+        "logs/superposition/section.log",
+    benchmark:
+        "benchmarks/superposition/section.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        analysis=superposition_analysis_params(),
+    script:
+        "../scripts/superposition_section.py"

@@ -1,0 +1,136 @@
+"""Glue between the ``depth_toy:`` config section and the rules: paths, params, seeds, cost estimates.
+
+One training job per (teacher kind, variant, replicate) trains all (temperature, depth) students of
+that teacher together, so that they share one teacher forward per step. Each student still has its
+own output file, with every grid coordinate in its path:
+``results/depth_toy/runs/{kind}/{variant}/rep{rep}/T{T}/depth{depth}.json`` (T is ``none`` for the
+MSE variants, which have no temperature). Adding a depth or temperature reruns the jobs of that variant
+(their students share the teacher), and no other stage or variant.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from depthwidth.depth_toy.train import VARIANTS, TrainSettings
+
+RUNS = "results/depth_toy/runs"
+
+
+class DepthToyConfigError(ValueError):
+    """A depth_toy setting cannot work; the message names the key and the fix."""
+
+
+def temp_label(t: float | None) -> str:
+    """Path label of a temperature: ``none`` for MSE variants, else 4 significant digits (0.01, 0.01359)."""
+    return "none" if t is None else f"{t:.4g}"
+
+
+def variant_kinds(cfg: dict, variant: str) -> list[str]:
+    return list(cfg["variants"][variant].get("kinds", cfg["kinds"]))
+
+
+def variant_temperatures(cfg: dict, variant: str) -> list[float | None]:
+    v = cfg["variants"][variant]
+    if VARIANTS[variant]["loss"] == "mse":
+        return [None]
+    temps = v.get("temperatures") or []
+    if not temps:
+        raise DepthToyConfigError(
+            f"config key 'depth_toy.variants.{variant}.temperatures' is missing or empty: variant {variant} "
+            "compares softmax outputs and needs at least one temperature, e.g. [0.1, 1.0]")
+    labels = [temp_label(t) for t in temps]
+    if len(set(labels)) != len(labels):
+        raise DepthToyConfigError(
+            f"config key 'depth_toy.variants.{variant}.temperatures': {temps} has values equal to 4 significant "
+            "digits, which would share an output path; remove the duplicates")
+    return [float(t) for t in temps]
+
+
+def check(cfg: dict) -> None:
+    """Errors that the schema cannot express, raised before any job starts."""
+    if cfg["headline_variant"] not in cfg["variants"]:
+        raise DepthToyConfigError(
+            f"config key 'depth_toy.headline_variant' is {cfg['headline_variant']!r}, which is not among the "
+            f"configured variants {sorted(cfg['variants'])}; name one of them")
+    for variant in cfg["variants"]:
+        variant_temperatures(cfg, variant)
+
+
+def jobs(cfg: dict) -> list[tuple[str, str, int]]:
+    """Every (kind, variant, replicate) training job of the config."""
+    return [(k, v, r) for v in cfg["variants"] for k in variant_kinds(cfg, v) for r in range(cfg["replicates"])]
+
+
+def student_files(cfg: dict, variant: str, kind: str = "{kind}", rep: str | int = "{rep}") -> list[str]:
+    """The per-student JSON files of one job (wildcard patterns with the defaults)."""
+    v = cfg["variants"][variant]
+    return [f"{RUNS}/{kind}/{variant}/rep{rep}/T{temp_label(t)}/depth{d}.json"
+            for t in variant_temperatures(cfg, variant) for d in v["depths"]]
+
+
+def angle_file(variant: str, kind: str = "{kind}", rep: str | int = "{rep}") -> str:
+    return f"{RUNS}/{kind}/{variant}/rep{rep}/angles.csv"
+
+
+def all_student_files(cfg: dict) -> list[str]:
+    return [f for k, v, r in jobs(cfg) for f in student_files(cfg, v, k, r)]
+
+
+def all_angle_files(cfg: dict) -> list[str]:
+    return [angle_file(v, k, r) for k, v, r in jobs(cfg)]
+
+
+def train_params(cfg: dict, variant: str) -> dict:
+    """Exactly the settings one variant's training uses (plain values, fixed key order)."""
+    v = cfg["variants"][variant]
+    return {
+        "variant": variant, "depths": list(v["depths"]), "temperatures": variant_temperatures(cfg, variant),
+        "steps": v["steps"], "lr": v["lr"], "lr_depth_factor": v.get("lr_depth_factor"),
+        "schedule": v["schedule"], "batch_size": cfg["batch_size"], "test_batches": cfg["test_batches"],
+        "eval_every": cfg["eval_every"], "seed": cfg["seed"],
+        "width": cfg["width"], "vocab": cfg["vocab"], "teacher_depth": cfg["teacher_depth"],
+        "angle_samples": cfg["angle_samples"], "device": cfg["device"],
+    }
+
+
+def teacher_seed(seed: int, rep: int) -> int:
+    """Replicate ``rep``'s teacher; the same for both kinds (tied = the independent teacher's block 0)."""
+    return seed * 100_003 + rep
+
+
+def job_seed(seed: int, kind: str, variant: str, rep: int) -> int:
+    """Seed of the students' init and data of one job (stable across Python runs, unlike hash())."""
+    return (seed * 100_003 + rep * 101 + zlib.crc32(f"{kind}/{variant}".encode())) % (2**31)
+
+
+def settings_for(params: dict, kind: str, rep: int) -> TrainSettings:
+    keys = ("variant", "depths", "temperatures", "steps", "lr", "lr_depth_factor", "schedule", "batch_size",
+            "test_batches", "eval_every", "checkpoint_every", "width", "vocab")
+    return TrainSettings(**{k: params[k] for k in keys},
+                         seed=job_seed(params["seed"], kind, params["variant"], rep),
+                         labels={"kind": kind, "rep": rep})
+
+
+def estimate_minutes(cfg: dict, variant: str) -> int:
+    """Runtime request (minutes) of one job with a 3x margin: on one CPU core ~1.5 ms per block-step at
+    batch 1024 (a teacher block forward counts 1, a student block forward + backward 3); on a GPU a rough
+    30x less, since the batched students fill it far better than one small student does."""
+    v = cfg["variants"][variant]
+    n_t = len(variant_temperatures(cfg, variant))
+    per_mlp = 2 if VARIANTS[variant]["block"] == "rk2" else 1
+    block_steps = cfg["teacher_depth"] + 3 * n_t * per_mlp * sum(v["depths"])
+    per_block_s = 1.5e-3 if cfg["device"] == "cpu" else 5e-5
+    seconds = v["steps"] * block_steps * per_block_s * cfg["batch_size"] / 1024
+    return max(5, int(3 * seconds / 60) + 1)
+
+
+def mem_mb(cfg: dict, variant: str) -> int:
+    """Activations of the largest depth group (~7 floats of width 4D per block, sample and student) plus the
+    Adam state of every student, plus ~500 MB for Python and torch."""
+    v = cfg["variants"][variant]
+    n_t = len(variant_temperatures(cfg, variant))
+    D = cfg["width"]
+    act = 7 * 4 * D * cfg["batch_size"] * max(v["depths"]) * n_t * 4
+    params = 4 * 9 * D * D * sum(v["depths"]) * n_t * 4
+    return int(500 + (act + params) / 1e6)

@@ -1,0 +1,143 @@
+"""Report section of the depth toy: loss vs depth, α_ℓ vs temperature, hidden-state angles, headline rows."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from depthwidth.depth_toy.analysis import combined_exponent, mean_update_angle  # noqa: E402
+from depthwidth.report import agree_within, figure_html, fmt_pm, headline_row, table_html  # noqa: E402
+
+KIND_STYLE = {"independent": ("tab:blue", "o"), "tied": ("tab:red", "s")}
+# The paper's values: α_ℓ ≈ 1 with independent teacher layers (ensemble averaging), ≈ 3 with tied
+# layers once training has converged (procedural assembly). It gives no error bars; we take 0.15 and 0.5 as
+# its uncertainty, so "agree" means within 2·sqrt(err² + tol²) of the paper's value.
+PAPER = {"independent": (1.0, 0.15), "tied": (3.0, 0.5)}
+
+
+def _loss_vs_depth(runs: pd.DataFrame, ex: pd.DataFrame, variant: str):
+    sel = runs[runs["variant"] == variant]
+    kinds = [k for k in ("independent", "tied") if k in set(sel["kind"])]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(5.2 * len(kinds), 4), squeeze=False, sharey=True)
+    temps = sorted(sel["temperature"].dropna().unique())
+    cmap = plt.get_cmap("viridis")
+    for ax, kind in zip(axes[0], kinds):
+        k = sel[sel["kind"] == kind]
+        groups = [(t, k[k["temperature"] == t]) for t in temps] if temps else [(None, k)]
+        for i, (t, g) in enumerate(groups):
+            color = cmap(i / max(len(groups) - 1, 1)) if temps else KIND_STYLE[kind][0]
+            mean = g.groupby("depth")["test_loss"].mean()
+            ax.plot(g["depth"], g["test_loss"], ".", color=color, alpha=0.5)
+            label = "" if t is None else f"T={t:.3g}"
+            e = ex[(ex["kind"] == kind) & (ex["variant"] == variant)]
+            e = e[e["temperature"].isna()] if t is None else e[np.isclose(e["temperature"], t)]
+            if len(e) and np.isfinite(e["alpha"].iloc[0]):
+                d = np.array(sorted(mean.index), dtype=float)
+                ax.plot(d, np.exp(e["log_c"].iloc[0]) * d ** (-e["alpha"].iloc[0]), "-", color=color, lw=1,
+                        label=f"{label} α={e['alpha'].iloc[0]:.2f}".strip())
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("student depth ℓ (blocks)")
+        ax.set_title(f"{kind} teacher")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("test loss (nats per sample)" if temps else "test loss (MSE per coordinate)")
+    return fig
+
+
+def _alpha_vs_t(ex: pd.DataFrame, variant: str):
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for kind, (color, marker) in KIND_STYLE.items():
+        e = ex[(ex["kind"] == kind) & (ex["variant"] == variant)].sort_values("temperature")
+        if e.empty:
+            continue
+        ax.errorbar(e["temperature"], e["alpha"], yerr=e["alpha_se"].fillna(0), fmt=marker + "-", color=color,
+                    capsize=3, label=f"{kind} teacher")
+    for kind, (val, _) in PAPER.items():
+        ax.axhline(val, color=KIND_STYLE[kind][0], ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("temperature T (dimensionless)")
+    ax.set_ylabel("depth exponent α_ℓ (dimensionless)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _angles_fig(angles: pd.DataFrame):
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+    for kind, (color, _) in KIND_STYLE.items():
+        a = angles[angles["kind"] == kind]
+        if a.empty:
+            continue
+        t = a[a["model"] == "teacher"].groupby("layer", as_index=False).mean(numeric_only=True)
+        axes[0].plot(t["relative_layer"], t["angle_update_deg"], "-", color=color, label=f"{kind} teacher")
+        axes[1].plot(t["relative_layer"], t["angle_state_deg"], "-", color=color, label=f"{kind} teacher")
+        st = a[a["model"] == "student"]
+        if len(st):
+            deepest = st["depth"].max()
+            s = st[st["depth"] == deepest].groupby("layer", as_index=False).mean(numeric_only=True)
+            axes[0].plot(s["relative_layer"], s["angle_update_deg"], "--", color=color,
+                         label=f"student ℓ={deepest}, {kind} teacher")
+            axes[1].plot(s["relative_layer"], s["angle_state_deg"], "--", color=color,
+                         label=f"student ℓ={deepest}, {kind} teacher")
+    axes[0].axhline(90, color="grey", ls=":", lw=1)
+    axes[0].set_ylabel("angle(Δh_l, Δh_l+1) (degrees)")
+    axes[1].set_ylabel("angle(h_l, h_l+1) (degrees)")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        ax.set_xlabel("relative layer (l + 0.5) / L")
+    axes[0].legend(fontsize=7, loc="center right")
+    return fig
+
+
+def render(runs: pd.DataFrame, ex: pd.DataFrame, angles: pd.DataFrame, headline_variant: str,
+           settings_note: str = "", n_inputs: int = 512) -> tuple[str, list[dict]]:
+    """The section's HTML body and its headline rows."""
+    variants = list(dict.fromkeys(runs["variant"]))
+    if headline_variant not in variants:
+        headline_variant = variants[0]
+    parts = [
+        "<p>A student residual network (width 32) learns a 128-block teacher; the loss of students of depth "
+        "ℓ is fitted as L ∝ ℓ^(−α_ℓ). Independent teacher blocks give random-walk dynamics (students average "
+        "like an ensemble, α_ℓ ≈ 1 in the paper); tied blocks give smooth dynamics that a converged student "
+        f"can discretise (α_ℓ ≈ 3 in the paper). {settings_note}</p>"
+    ]
+    for variant in variants:
+        parts.append(figure_html(_loss_vs_depth(runs, ex, variant),
+                                 f"Test loss vs student depth, variant {variant} (log-log; points: replicates, "
+                                 "lines: power-law fits with their exponent α_ℓ)."))
+        if ex[ex["variant"] == variant]["temperature"].notna().any():
+            parts.append(figure_html(_alpha_vs_t(ex, variant),
+                                     f"Depth exponent α_ℓ (± standard error of the fit) against the teacher "
+                                     f"temperature T, variant {variant}; dotted: the paper's α_ℓ ≈ 1 "
+                                     "(independent) and ≈ 3 (tied, converged)."))
+    show = ex.copy()
+    show["alpha_ℓ"] = [fmt_pm(a, s) for a, s in zip(show["alpha"], show["alpha_se"])]
+    parts.append(table_html(show[["kind", "variant", "temperature", "replicates", "n_depths", "alpha_ℓ"]],
+                            "Depth exponents per teacher kind, variant and temperature (results/depth_toy/"
+                            "exponents.csv)."))
+    if len(angles):
+        parts.append(figure_html(_angles_fig(angles),
+                                 f"Hidden-state geometry per layer ({n_inputs} fresh inputs): left, angle between successive "
+                                 "updates (random walk: near 90°; smooth dynamics: small); right, angle between "
+                                 "successive hidden states (log scale). Solid: teachers; dashed: the deepest "
+                                 "students."))
+        parts.append(table_html(mean_update_angle(angles, "teacher"),
+                                "Teacher angles averaged over layers (degrees)."))
+    rows = []
+    steps = int(runs.loc[runs["variant"] == headline_variant, "steps"].max())
+    for kind, label in (("independent", "independent-teacher"), ("tied", "tied-teacher (converged)")):
+        val, err, n = combined_exponent(ex, kind, headline_variant)
+        paper, tol = PAPER[kind]
+        rows.append(headline_row(
+            f"Depth exponent α_ℓ, {label}, toy ({headline_variant})", f"≈ {paper:g}",
+            None if not np.isfinite(val) else val, None if not np.isfinite(err) else err,
+            # a fit through two depths has no standard error: compare within the tolerance alone
+            agree_within(val, err if np.isfinite(err) else 0.0, paper, tol) if np.isfinite(val) else None,
+            "results/depth_toy/exponents.csv",
+            f"mean over {n} temperature(s), inverse-variance weighted; tolerance ±{tol:g} on the paper's value."
+            + (f" Students trained {steps} steps (the paper: 80000), so they are not converged."
+               if kind == "tied" and steps < 80000 else "")))
+    return "\n".join(parts), rows

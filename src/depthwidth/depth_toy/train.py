@@ -1,0 +1,278 @@
+"""Training students against one shared teacher: batched, resumable, and checked for divergence.
+
+One call of :func:`train_students` trains every student that learns from one teacher in one variant:
+all temperatures x all depths. Each step draws one fresh batch x (B, D), runs the teacher once, and every
+student sees that same batch, which changes no student's statistics (each still gets a fresh
+N(0, I) batch every step). Students of the same depth are one :class:`StudentGroup` (batched matmuls);
+groups step one after another so that only one group's activations are alive at a time.
+
+Variants (the paper's experiments, github liuyz0/DepthScaling exp/):
+- ``learned_head`` (exp-9-1): student learns a zero-initialised head; teacher logits / T; KL loss.
+- ``shared_head`` (exp-9-3): teacher and student read out through one fixed random head, both / T; KL.
+- ``mse`` (exp-9-2, 9-6): no head; MSE between the final normalised states.
+- ``rk2_mse`` (exp-9-4): as ``mse`` with a midpoint-rule (RK2) student.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from depthwidth.depth_toy.model import StudentGroup, Teacher, teacher_forward
+from depthwidth.logs import Progress
+
+log = logging.getLogger("depthwidth.depth_toy")
+
+VARIANTS = {
+    # head: None (MSE on states), "learned" (student head, teacher's own head), "shared" (fixed head, T on both)
+    "learned_head": {"head": "learned", "loss": "kl", "block": "euler"},
+    "shared_head": {"head": "shared", "loss": "kl", "block": "euler"},
+    "mse": {"head": None, "loss": "mse", "block": "euler"},
+    "rk2_mse": {"head": None, "loss": "mse", "block": "rk2"},
+}
+
+
+class DivergenceError(RuntimeError):
+    """A student's loss became NaN or infinite; the message names the run and the step."""
+
+
+@dataclass
+class TrainSettings:
+    """Everything that defines one training job besides the teacher.
+
+    ``temperatures``: the T of each student row (KL variants); ``[None]`` for MSE variants.
+    ``lr_depth_factor``: None for a constant ``lr`` (exp-9-1); else lr · factor / √depth (exp-9-2..6).
+    ``schedule``: "constant" or "flat_then_linear" (flat until ``decay_start`` · steps, then linear down
+    to ``final_lr_fraction`` · lr at the last step, as the paper's get_lr).
+    """
+
+    variant: str
+    depths: list[int]
+    temperatures: list[float | None]
+    steps: int
+    lr: float = 6e-4
+    lr_depth_factor: float | None = None
+    schedule: str = "constant"
+    decay_start: float = 0.8
+    final_lr_fraction: float = 0.1
+    batch_size: int = 1024
+    test_batches: int = 10
+    eval_every: int = 0
+    checkpoint_every: int = 0
+    seed: int = 0
+    width: int = 32
+    vocab: int = 128
+    labels: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise ValueError(f"depth_toy variant {self.variant!r} unknown; use one of {sorted(VARIANTS)}")
+        if VARIANTS[self.variant]["loss"] == "mse":
+            self.temperatures = [None]
+        elif not self.temperatures or any(t is None or t <= 0 for t in self.temperatures):
+            raise ValueError(f"variant {self.variant!r} needs positive temperatures, got {self.temperatures}")
+        if self.schedule not in ("constant", "flat_then_linear"):
+            raise ValueError(f"schedule {self.schedule!r} unknown; use 'constant' or 'flat_then_linear'")
+
+    def fingerprint(self) -> str:
+        """Hash of the settings that change training (a checkpoint of other settings is not resumed)."""
+        keep = {k: v for k, v in asdict(self).items() if k not in ("checkpoint_every", "labels")}
+        return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def learning_rate(step: int, total: int, base: float, schedule: str, decay_start: float = 0.8,
+                  final_fraction: float = 0.1) -> float:
+    """The paper's schedule: ``base`` until decay_start·total, then linear to final_fraction·base."""
+    if schedule == "constant" or step < total * decay_start:
+        return base
+    tail = total * (1 - decay_start)
+    return base * (total - step) / tail * (1 - final_fraction) + base * final_fraction
+
+
+def base_lr(settings: TrainSettings, depth: int) -> float:
+    if settings.lr_depth_factor is None:
+        return settings.lr
+    return settings.lr * settings.lr_depth_factor / math.sqrt(depth)
+
+
+class Targets:
+    """What the students of one step are compared with, computed once per batch for all students.
+
+    ``log_probs`` (S, B, V): the teacher's log-probabilities at each student row's temperature (KL);
+    ``states`` (B, D): the teacher's final normalised state (MSE)."""
+
+    def __init__(self, teacher: Teacher, x: torch.Tensor, settings: TrainSettings, temps: torch.Tensor | None):
+        self.states = teacher_forward(teacher, x)
+        self.log_probs = None
+        head = VARIANTS[settings.variant]["head"]
+        if head is not None:
+            w = teacher.head if head == "learned" else teacher.shared_head
+            logits = self.states @ w  # (B, V)
+            self.log_probs = F.log_softmax(logits.unsqueeze(0) / temps, dim=-1)  # (S, B, V)
+
+
+def student_losses(group: StudentGroup, x: torch.Tensor, targets: Targets, settings: TrainSettings,
+                   teacher: Teacher, temps: torch.Tensor | None) -> torch.Tensor:
+    """Per-student loss (S,) on batch x (B, D): KL(teacher ‖ student) in nats per sample, or the MSE of
+    the final normalised states (mean over batch and width)."""
+    out = group(x)  # (S, B, D)
+    head = VARIANTS[settings.variant]["head"]
+    if head is None:
+        return (out - targets.states).square().mean(dim=(1, 2))
+    if head == "learned":
+        logits = torch.bmm(out, group.head)  # the paper divides only the teacher by T here
+    else:
+        logits = (out @ teacher.shared_head) / temps
+    log_q = F.log_softmax(logits, dim=-1)
+    log_p = targets.log_probs
+    # KL(p ‖ q) summed over the vocabulary, mean over the batch (F.kl_div's 'batchmean').
+    return (log_p.exp() * (log_p - log_q)).sum(-1).mean(-1)
+
+
+def _atomic_save(obj, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)  # a job killed mid-write leaves the previous checkpoint intact
+
+
+def _describe(settings: TrainSettings, depth: int, temp) -> str:
+    lab = " ".join(f"{k}={v}" for k, v in settings.labels.items())
+    t = "" if temp is None else f" T={temp:.4g}"
+    return f"depth_toy run [{lab} variant={settings.variant}{t} depth={depth}]".replace("[ ", "[")
+
+
+def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | Path | None = None,
+                   device: str = "cpu", progress_every_s: float = 30.0) -> list[dict]:
+    """Train every (temperature, depth) student of one teacher and variant; return one record per student:
+    ``temperature`` (None for MSE), ``depth``, ``steps``, ``final_train_loss`` (mean of the last 2 % of
+    steps), ``test_loss`` (mean over ``test_batches`` fresh batches), ``test_curve`` [(step, loss)],
+    ``train_curve`` [(step, mean loss over the window)], ``group``/``row`` (where the student lives in the
+    returned ``groups``). The trained :class:`StudentGroup` s are returned in ``records[i]["_group"]``.
+
+    With ``checkpoint`` and ``settings.checkpoint_every`` > 0, state is saved atomically every that many
+    steps and a restarted call with the same settings resumes from it (bit-identical continuation).
+    Raises :class:`DivergenceError` naming the student and step when a loss is not finite."""
+    # Softmax of low-temperature logits and Adam's second moments produce subnormal floats, which
+    # x86 CPUs handle ~10-100x slower; flushing them to zero changes losses by < 1e-37.
+    torch.set_flush_denormal(True)
+    variant = VARIANTS[settings.variant]
+    S, steps = len(settings.temperatures), settings.steps
+    dev = torch.device(device)
+    teacher = teacher.to(dev)
+    temps = None
+    if variant["loss"] == "kl":
+        temps = torch.tensor(settings.temperatures, dtype=torch.float32, device=dev).view(S, 1, 1)
+    groups, opts = [], []
+    for gi, depth in enumerate(settings.depths):
+        g = StudentGroup(S, depth, settings.width, settings.vocab, block=variant["block"],
+                         learned_head=variant["head"] == "learned", seed=settings.seed * 1000 + gi).to(dev)
+        groups.append(g)
+        opts.append(torch.optim.Adam(g.parameters(), lr=base_lr(settings, depth)))
+    data_gen = torch.Generator(device="cpu").manual_seed(settings.seed * 7919 + 17)
+    train_loss = np.zeros((len(groups), S, steps), dtype=np.float32)
+    test_curve: list[list[tuple[int, float]]] = [[[] for _ in range(S)] for _ in groups]
+    start = 0
+
+    ckpt = Path(checkpoint) if checkpoint else None
+    fp = settings.fingerprint()
+    if ckpt is not None and ckpt.exists():
+        state = torch.load(ckpt, map_location=dev, weights_only=False)
+        if state.get("fingerprint") == fp:
+            for g, o, gs, os_ in zip(groups, opts, state["groups"], state["opts"]):
+                g.load_state_dict(gs)
+                o.load_state_dict(os_)
+            data_gen.set_state(state["data_gen"])
+            start = state["step"]
+            train_loss[:, :, :start] = state["train_loss"][:, :, :start]
+            test_curve = state["test_curve"]
+            log.info("resumed from %s at step %d/%d", ckpt, start, steps)
+        else:
+            log.warning("checkpoint %s was written with other settings; starting from step 0", ckpt)
+
+    # Test inputs are fixed per job (every student is scored on the same batches); teacher targets cached.
+    test_gen = torch.Generator(device="cpu").manual_seed(settings.seed * 7919 + 23)
+    test_x = [torch.randn(settings.batch_size, settings.width, generator=test_gen).to(dev)
+              for _ in range(settings.test_batches)]
+    with torch.no_grad():
+        test_targets = [Targets(teacher, x, settings, temps) for x in test_x]
+
+    def evaluate(g: StudentGroup) -> np.ndarray:
+        with torch.no_grad():
+            tot = sum(student_losses(g, x, t, settings, teacher, temps) for x, t in zip(test_x, test_targets))
+        return (tot / len(test_x)).cpu().numpy()
+
+    what = " ".join(["depth_toy", *(f"{k}={v}" for k, v in settings.labels.items()), settings.variant, "steps"])
+    progress = Progress(steps - start, what, every_s=progress_every_s, logger=log)
+    t0 = time.monotonic()
+    for step in range(start, steps):
+        x = torch.randn(settings.batch_size, settings.width, generator=data_gen).to(dev)
+        targets = Targets(teacher, x, settings, temps)
+        for gi, (g, o) in enumerate(zip(groups, opts)):
+            lr = learning_rate(step, steps, base_lr(settings, g.depth), settings.schedule, settings.decay_start,
+                               settings.final_lr_fraction)
+            for pg in o.param_groups:
+                pg["lr"] = lr
+            losses = student_losses(g, x, targets, settings, teacher, temps)
+            o.zero_grad(set_to_none=True)
+            losses.sum().backward()  # students are independent: the sum's gradient is each one's own
+            o.step()
+            vals = losses.detach().cpu().numpy()
+            if not np.isfinite(vals).all():
+                bad = int(np.flatnonzero(~np.isfinite(vals))[0])
+                raise DivergenceError(
+                    f"{_describe(settings, g.depth, settings.temperatures[bad])} diverged at step {step + 1}: "
+                    f"training loss {vals[bad]}. No outputs were written; lower depth_toy lr for this "
+                    "variant (or raise the temperature) and rerun."
+                )
+            train_loss[gi, :, step] = vals
+        done = step + 1
+        if settings.eval_every and done % settings.eval_every == 0 and done < steps:
+            for gi, g in enumerate(groups):
+                for s, v in enumerate(evaluate(g)):
+                    test_curve[gi][s].append((done, float(v)))
+        if ckpt is not None and settings.checkpoint_every and done % settings.checkpoint_every == 0 and done < steps:
+            _atomic_save({"fingerprint": fp, "step": done, "groups": [g.state_dict() for g in groups],
+                          "opts": [o.state_dict() for o in opts], "data_gen": data_gen.get_state(),
+                          "train_loss": train_loss[:, :, :done], "test_curve": test_curve}, ckpt)
+        progress.update(1, loss=float(train_loss[:, :, step].mean()))
+
+    window = max(1, steps // 50)
+    records = []
+    for gi, g in enumerate(groups):
+        final = evaluate(g)
+        for s, temp in enumerate(settings.temperatures):
+            test_curve[gi][s].append((steps, float(final[s])))
+            tl = train_loss[gi, s]
+            edges = np.linspace(0, steps, min(steps, 200) + 1).astype(int)
+            curve = [(int(b), float(tl[a:b].mean())) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+            records.append({
+                "temperature": None if temp is None else float(temp), "depth": g.depth, "steps": steps,
+                "final_train_loss": float(tl[steps - window:].mean()), "test_loss": float(final[s]),
+                "test_curve": test_curve[gi][s], "train_curve": curve, "group": gi, "row": s, "_group": g,
+            })
+    log.info("trained %d students in %.1fs (%d steps)", len(records), time.monotonic() - t0, steps - start)
+    return records
+
+
+def plain_loop_step(teacher_model: torch.nn.Module, student_model: torch.nn.Module, opt, x: torch.Tensor,
+                    temperature: float) -> float:
+    """One step of the paper's plain loop (exp-9-1), for the benchmark: teacher recomputed for this one
+    student, KL via F.kl_div. Models are :func:`reference_model` s."""
+    with torch.no_grad():
+        t_log_probs = F.log_softmax(teacher_model(x) / temperature, dim=-1)
+    s_log_probs = F.log_softmax(student_model(x), dim=-1)
+    loss = F.kl_div(s_log_probs, t_log_probs, reduction="batchmean", log_target=True)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()

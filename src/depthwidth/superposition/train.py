@@ -1,0 +1,357 @@
+"""Trainers for the toy model y = ReLU(x W Wᵀ + b), W ∈ R^{n×m}, b ∈ R^n, MSE loss.
+
+``train_cells`` trains C cells (different weight decay γ and width m, same feature law, n, batch
+and schedule) on one shared input stream drawn sparsely (only the ≈ batch·Σp active entries), with
+hand-written gradients that use the sparsity of x (x·W is a gather, rows without an active feature
+are summed in closed form) and cache-sized row blocks. ``reference_train`` is the paper's plain loop (dense random
+input, autograd, one cell), kept as the ground truth for tests and the benchmark.
+
+Mathematics (both trainers): W₀ = randn(n, m)/√m, b₀ = randn(n); loss = mean over batch and
+features of (ReLU(x W Wᵀ + b) − x)²; Adam(β = 0.9, 0.999, ε = 1e-8) on W and b; before each Adam
+step, decay on W only: γ ≥ 0 gives W ← W(1 − γ·lr), γ < 0 gives W_i ← W_i + lr·γ·W_i(1 − 1/‖W_i‖)
+(row norms pulled to 1). Learning rate: linear warm-up, then cosine down to ``min_lr_ratio``×peak.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from depthwidth.superposition.data import SparseSampler, feature_probabilities, parse_distribution
+
+log = logging.getLogger("depthwidth.superposition")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Settings shared by every cell of a job. ``lr`` is the peak lr of W at width ``lr_width_reference``;
+    a cell of width m uses lr·(lr_width_reference/m)^lr_width_exponent (exp-17: 0.02·(8/m)^0.25), and
+    its bias uses ``lr_bias_over_m``/m when set (exp-17: 2/m), else the same lr as W."""
+
+    n: int
+    batch: int
+    steps: int
+    warmup_steps: int
+    lr: float = 1e-2
+    min_lr_ratio: float = 0.05
+    lr_width_exponent: float = 0.0
+    lr_width_reference: float = 8.0
+    lr_bias_over_m: float | None = None
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    seed: int = 0
+
+
+def lr_factor(step: int, steps: int, warmup_steps: int, min_ratio: float = 0.05) -> float:
+    """The paper's schedule (exp-10 ``get_lr``) as a fraction of the peak, for 0-based ``step``."""
+    s = step + 1
+    if warmup_steps < steps:
+        if s < warmup_steps:
+            return s / warmup_steps
+        return (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * (s - warmup_steps) / (steps - warmup_steps))) + min_ratio
+    return (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * s / steps)) + min_ratio
+
+
+def cell_lrs(settings: TrainSettings, m: int) -> tuple[float, float]:
+    """(peak lr of W, peak lr of b) for width m."""
+    lr_w = settings.lr * (settings.lr_width_reference / m) ** settings.lr_width_exponent
+    lr_b = settings.lr_bias_over_m / m if settings.lr_bias_over_m is not None else lr_w
+    return lr_w, lr_b
+
+
+def _seed_of(*parts) -> int:
+    """A 63-bit seed from any labels (stable across runs and machines, unlike ``hash``)."""
+    h = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(h[:8], "little") & (2**63 - 1)
+
+
+def init_params(n: int, m: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """W₀ (n, m) = randn/√m and b₀ (n,) = randn, from a generator seeded by (seed, n, m) only, so cells
+    that differ in γ start from the same weights and a cell's start never depends on its job."""
+    g = torch.Generator().manual_seed(_seed_of("init", seed, n, m))
+    W = torch.randn(n, m, generator=g) / math.sqrt(m)
+    b = torch.randn(n, generator=g)
+    return W, b
+
+
+class TrainingDiverged(FloatingPointError):
+    pass
+
+
+def _atomic_save(obj, path: Path) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+@dataclass
+class CellResult:
+    gamma: float
+    m: int
+    W: np.ndarray  # (n, m) float32, final weights
+    b: np.ndarray  # (n,) float32, final bias
+    losses: np.ndarray  # (steps,) float32, training loss of each step's batch
+
+
+def train_cells(
+    dist: str,
+    gammas: list[float],
+    widths: list[int],
+    settings: TrainSettings,
+    checkpoint: str | Path | None = None,
+    checkpoint_every: int = 0,
+    path: str = "auto",
+    threads: int | None = None,
+    progress_every_s: float = 10.0,
+) -> list[CellResult]:
+    """Train C = len(gammas) cells (γ_c, m_c) on one data stream and return one ``CellResult`` each.
+
+    All cells see the same inputs (drawn from a generator seeded by (seed, dist, n, batch)), so a
+    cell's numbers do not depend on which other cells share its job. Widths are zero-padded to the
+    largest m: padded columns have zero gradient, zero Adam moments and stay exactly zero under both
+    decay rules, so padding does not change the mathematics.
+
+    ``path``: 'gram' forms G = W Wᵀ (cost ∝ n²m, independent of batch); 'hidden' forms h = x W
+    (cost ∝ batch·n·m); 'auto' picks the cheaper. ``checkpoint``: file written atomically every
+    ``checkpoint_every`` steps and resumed from when present and made with the same settings.
+    """
+    if len(gammas) != len(widths) or not gammas:
+        raise ValueError("gammas and widths must be non-empty lists of equal length")
+    if threads:
+        torch.set_num_threads(int(threads))
+    S = settings
+    n, B, C = S.n, S.batch, len(gammas)
+    label = f"{dist} n={n} seed={S.seed}"
+    p = feature_probabilities(parse_distribution(dist), n)
+
+    # Cells of equal width are stored as one (C_m, n, m) stack; each is stepped on its own (faster
+    # than one big batched product on a CPU, see loss_and_grads).
+    groups = {m: [c for c in range(C) if widths[c] == m] for m in sorted(set(widths))}
+    params = {}
+    for m, idx in groups.items():
+        W0, b0 = init_params(n, m, S.seed)
+        W = W0.expand(len(idx), n, m).clone()
+        b = b0.expand(len(idx), n).clone()
+        params[m] = {"W": W, "b": b, "mW": torch.zeros_like(W), "vW": torch.zeros_like(W),
+                     "mb": torch.zeros_like(b), "vb": torch.zeros_like(b),
+                     "gamma": torch.tensor([float(gammas[c]) for c in idx])}
+    losses = torch.zeros(C, S.steps)
+    gen = torch.Generator().manual_seed(_seed_of("data", S.seed, dist, n, B))
+    start = 0
+
+    fingerprint = {"dist": dist, "gammas": list(map(float, gammas)), "widths": list(map(int, widths)),
+                   "settings": asdict(S)}
+    ckpt = Path(checkpoint) if checkpoint else None
+    if ckpt is not None and ckpt.exists():
+        state = torch.load(ckpt, weights_only=False)
+        if state.get("fingerprint") == fingerprint:
+            params, losses = state["params"], state["losses"]
+            gen.set_state(state["gen"])
+            start = int(state["step"])
+            log.info("%s: resumed from checkpoint %s at step %d", label, ckpt, start)
+        else:
+            log.warning("%s: ignoring checkpoint %s made with other settings", label, ckpt)
+
+    sampler = SparseSampler(p, B, gen)
+    expected_rows = B * (1.0 - float(torch.exp(torch.log1p(-p.clamp(max=1 - 1e-12)).sum())))
+    if path not in ("auto", "gram", "hidden"):
+        raise ValueError(f"path must be 'auto', 'gram' or 'hidden', not {path!r}")
+    paths = {m: path if path != "auto" else choose_path(n, m, expected_rows) for m in groups}
+    log.info("%s: %d cells (gamma, m) = %s, %d steps, batch %d, paths %s, from step %d",
+             label, C, list(zip(gammas, widths)), S.steps, B, paths, start)
+    t0 = time.monotonic()
+    t_last = t0
+    for step in range(start, S.steps):
+        f = lr_factor(step, S.steps, S.warmup_steps, S.min_lr_ratio)
+        batch = _Batch(*sampler.sample(), B, n)
+        for m, idx in groups.items():
+            lr_w, lr_b = (lr * f for lr in cell_lrs(S, m))
+            loss = torch.tensor([_step_cell(params[m], j, batch, paths[m], lr_w, lr_b, step + 1, S)
+                                 for j in range(len(idx))])
+            if not bool(torch.isfinite(loss).all()):
+                c = idx[int(torch.nonzero(~torch.isfinite(loss))[0])]
+                raise TrainingDiverged(
+                    f"training diverged (loss={float(loss[idx.index(c)])}) in cell gamma={gammas[c]:g}, "
+                    f"distribution={dist}, m={widths[c]}, n={n}, seed={S.seed} at step {step}; "
+                    "lower superposition.lr or raise superposition.warmup_steps. No output was written."
+                )
+            losses[idx, step] = loss
+
+        done = step + 1
+        if ckpt is not None and checkpoint_every and done % checkpoint_every == 0 and done < S.steps:
+            _atomic_save({"fingerprint": fingerprint, "params": params, "losses": losses,
+                          "gen": gen.get_state(), "step": done}, ckpt)
+        now = time.monotonic()
+        if now - t_last >= progress_every_s or done == S.steps:
+            t_last = now
+            rate = (done - start) / max(now - t0, 1e-9)
+            log.info("%s: step %d/%d (%.0f%%), %.1f steps/s, eta %.0fs, loss %s", label, done, S.steps,
+                     100 * done / S.steps, rate, (S.steps - done) / max(rate, 1e-9),
+                     " ".join(f"{v:.3e}" for v in losses[:, step].tolist()))
+
+    out = []
+    for c, (gmm, m) in enumerate(zip(gammas, widths)):
+        j = groups[m].index(c)
+        P = params[m]
+        out.append(CellResult(float(gmm), int(m), P["W"][j].numpy().copy(), P["b"][j].numpy().copy(),
+                              losses[c].numpy().copy()))
+    return out
+
+
+def choose_path(n: int, m: int, active_rows: float) -> str:
+    """'gram' when forming W Wᵀ (4n²m flops plus ~6 passes over an n×n matrix) is clearly cheaper
+    than the hidden-state route (6·rows·n·m flops). Measured on a 2-core CPU the n×n passes cost
+    more than their flops suggest, so 'gram' must win by 2× on this count to be chosen."""
+    return "gram" if 2.0 * (4.0 * n * n * m + 48.0 * n * n) < 6.0 * active_rows * n * m else "hidden"
+
+
+class _Batch:
+    """One sparse input batch: the K active entries (row, feature, value) sorted by row, their row
+    index among the Ba distinct active rows (``rid``), and row chunks for cache-sized blocks."""
+
+    def __init__(self, rows, feats, vals, B: int, n: int, chunk_rows: int = 512):
+        urows, rid, counts = torch.unique_consecutive(rows, return_inverse=True, return_counts=True)
+        self.B, self.n, self.K, self.Ba = B, n, feats.numel(), urows.numel()
+        self.feats, self.vals, self.rid = feats, vals, rid
+        ends = torch.cumsum(counts, 0)
+        self.row_offsets = ends - counts  # (Ba,) first entry of each active row
+        # chunks of ≤ chunk_rows active rows: (row0, row1, entry0, entry1)
+        self.chunks = []
+        e = ends.tolist()
+        for r0 in range(0, self.Ba, chunk_rows):
+            r1 = min(r0 + chunk_rows, self.Ba)
+            k0 = 0 if r0 == 0 else e[r0 - 1]
+            self.chunks.append((r0, r1, k0, e[r1 - 1]))
+
+
+def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str) -> tuple[float, torch.Tensor, torch.Tensor]:
+    """Loss (mean over batch and features) and its gradients (n, m), (n,) for one cell on batch x.
+
+    Rows are processed in chunks of ≤ 512 active rows so that pre-activations (chunk × n floats)
+    stay in cache; stacking many cells into one big tensor was measured 3× slower on a 2-core CPU
+    because those tensors spill to memory. A trained model's negative biases switch off ~99 % of
+    the outputs, so dL/dpre is sparse, but gathering its non-zeros (nonzero + index_add) measured
+    2–6× slower than the dense products on this CPU, so the products stay dense.
+    """
+    B, n = x.B, x.n
+    Wt = W.t().contiguous()  # (m, n): MKL is ~4× faster with this orientation than a skinny (n, m)
+    relu_b = b.clamp_min(0.0)
+    n_empty = B - x.Ba  # rows with no active feature: pre = b, summed in closed form
+    sq = n_empty * float((relu_b**2).sum())
+    gb = n_empty * relu_b
+    gW = torch.zeros_like(W)
+    if path == "gram":
+        table = W @ Wt  # G = W Wᵀ, (n, n)
+        dG = torch.zeros(n, n)
+    else:
+        table = W
+        gWt = torch.zeros_like(Wt)
+    for r0, r1, k0, k1 in x.chunks:
+        feats, vals = x.feats[k0:k1], x.vals[k0:k1]
+        rid = x.rid[k0:k1] - r0
+        offs = x.row_offsets[r0:r1] - k0
+        # z = x_chunk @ table: each active row sums its features' rows, weighted by their values
+        z = torch.nn.functional.embedding_bag(feats, table, offs, mode="sum", per_sample_weights=vals)
+        pre = z.add_(b) if path == "gram" else torch.addmm(b, z, Wt)  # (rows, n)
+        y = pre.clamp_min_(0.0)  # in place: ReLU
+        y_act = y[rid, feats]  # outputs at the active entries
+        res = y_act - vals  # residual there (the loss counts it even where the ReLU is off)
+        yf = y.view(-1)
+        sq += float(torch.dot(yf, yf)) - float(y_act.dot(y_act)) + float(res.dot(res))
+        r_act = (y_act - vals) * (y_act > 0)  # dL/dpre there needs the ReLU mask
+        # R = dL/dpre · (B n / 2): equals y off the active entries (ReLU already 0 where pre ≤ 0)
+        R = y
+        R[rid, feats] = r_act
+        gb += R.sum(0)
+        if path == "gram":
+            dG.index_add_(0, feats, R[rid] * vals[:, None])  # xᵀ R
+        else:
+            # dL/dW ∝ Rᵀ h + xᵀ (R W), with h = z
+            dh = (Wt @ R.t()).t()  # (rows, m) = R W
+            gW.index_add_(0, feats, dh[rid] * vals[:, None])
+            gWt += z.t() @ R
+    if path == "gram":
+        dG += dG.t().contiguous()  # dL/dW ∝ (xᵀR + Rᵀx) W
+        gW = dG @ W
+    else:
+        gW += gWt.t()
+    scale = 2.0 / (B * n)
+    return sq / (B * n), gW.mul_(scale), gb.mul_(scale)
+
+
+def _step_cell(P: dict, c: int, x: _Batch, path: str, lr_w: float, lr_b: float, t: int,
+               S: TrainSettings) -> float:
+    """One training step of cell c of a width group (views P['W'][c] etc.), in place. Returns its loss."""
+    W, b = P["W"][c], P["b"][c]  # (n, m), (n,)
+    loss, gW, gb = loss_and_grads(W, b, x, path)
+
+    # decay on W only, before Adam as the paper's AdamW does
+    g = float(P["gamma"][c])
+    if g >= 0:
+        W.mul_(1.0 - g * lr_w)
+    else:
+        norms = torch.linalg.vector_norm(W, dim=1, keepdim=True) + S.eps
+        W.add_(W * (1.0 - 1.0 / norms), alpha=lr_w * g)
+    bc1, bc2 = 1 - S.beta1**t, 1 - S.beta2**t
+    for X, grad, m1, v1, lr in ((W, gW, P["mW"][c], P["vW"][c], lr_w), (b, gb, P["mb"][c], P["vb"][c], lr_b)):
+        m1.mul_(S.beta1).add_(grad, alpha=1 - S.beta1)
+        v1.mul_(S.beta2).addcmul_(grad, grad, value=1 - S.beta2)
+        denom = v1.sqrt().div_(math.sqrt(bc2)).add_(S.eps)
+        X.addcdiv_(m1, denom, value=-lr / bc1)
+    return loss
+
+
+def remove_checkpoint(checkpoint: str | Path | None) -> None:
+    """Delete a finished job's checkpoint (its outputs now hold everything)."""
+    if checkpoint and Path(checkpoint).exists():
+        Path(checkpoint).unlink()
+
+
+# ---------------------------------------------------------------------------------------------
+# The plain reference: the paper's loop (dense random input, autograd, one cell at a time).
+
+
+def reference_train(dist: str, gamma: float, m: int, settings: TrainSettings, seed_offset: int = 0):
+    """Train one cell exactly as the paper's exp-10 script does (dense input draw, autograd,
+    its AdamW with the signed decay rule). Returns (W (n, m), b (n,), losses (steps,)) as numpy."""
+    S = settings
+    n, B = S.n, S.batch
+    p = feature_probabilities(parse_distribution(dist), n).to(torch.float32)
+    W0, b0 = init_params(n, m, S.seed)
+    W = W0.clone().requires_grad_(True)
+    b = b0.clone().requires_grad_(True)
+    lr_w0, lr_b0 = cell_lrs(S, m)
+    state = {id(W): [torch.zeros_like(W), torch.zeros_like(W)], id(b): [torch.zeros_like(b), torch.zeros_like(b)]}
+    torch.manual_seed(_seed_of("reference", S.seed, dist, n, B, seed_offset))
+    losses = np.zeros(S.steps, dtype=np.float32)
+    for step in range(S.steps):
+        x = (torch.rand(B, n) < p).float() * torch.rand(B, n) * 2
+        f = lr_factor(step, S.steps, S.warmup_steps, S.min_lr_ratio)
+        y = torch.relu(x @ W @ W.T + b)
+        loss = torch.nn.functional.mse_loss(y, x)
+        W.grad = b.grad = None
+        loss.backward()
+        losses[step] = loss.item()
+        with torch.no_grad():
+            t = step + 1
+            for P, lr, wd in ((W, lr_w0 * f, gamma), (b, lr_b0 * f, 0.0)):
+                if wd >= 0:
+                    P.mul_(1 - wd * lr)
+                else:
+                    norms = P.norm(dim=1, keepdim=True).add_(S.eps)
+                    P.add_(wd * P * (1 - 1 / norms), alpha=lr)
+                m1, v1 = state[id(P)]
+                m1.mul_(S.beta1).add_(P.grad, alpha=1 - S.beta1)
+                v1.mul_(S.beta2).addcmul_(P.grad, P.grad, value=1 - S.beta2)
+                denom = (v1.sqrt() / math.sqrt(1 - S.beta2**t)).add_(S.eps)
+                P.addcdiv_(m1, denom, value=-lr / (1 - S.beta1**t))
+    return W.detach().numpy(), b.detach().numpy(), losses

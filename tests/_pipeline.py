@@ -1,0 +1,112 @@
+"""Helpers for the tests that run the whole workflow in a temporary folder (cluster, restart, partial
+rerun, bad input). Never run in the repo root: Snakemake locks its working directory."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+# the snakemake next to the running python (the project's venv), not whatever is first on PATH
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+BASE_CONFIGS = [REPO / "config.yaml", REPO / "config" / "test.yaml"]
+
+
+def env() -> dict:
+    """Environment for a Snakemake child: the checkout's package importable, one thread per BLAS."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(REPO / "src") + os.pathsep + e.get("PYTHONPATH", "")
+    e.setdefault("OMP_NUM_THREADS", "1")
+    return e
+
+
+def snakemake_cmd(workdir: Path, *args: str, configs: list[Path] | None = None) -> list[str]:
+    """``snakemake -s <repo>/Snakefile -d <workdir> --configfile config.yaml config/test.yaml ... args``."""
+    configs = BASE_CONFIGS if configs is None else configs
+    return [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(workdir), "--configfile", *map(str, configs), *args]
+
+
+def run(workdir: Path, *args: str, configs: list[Path] | None = None, timeout: float = 600,
+        check: bool = True, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run Snakemake to completion; on failure (when ``check``) raise with the log tail."""
+    p = subprocess.run(snakemake_cmd(workdir, *args, configs=configs), check=False, capture_output=True,
+                       text=True, timeout=timeout, env={**env(), **(extra_env or {})})
+    if check and p.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed (rc {p.returncode}):\n"
+                             + (p.stdout + p.stderr)[-6000:])
+    return p
+
+
+def merge(base: dict, changes: dict) -> dict:
+    """``changes`` laid over ``base`` the way Snakemake overlays config files (dicts merge, lists replace)."""
+    out = copy.deepcopy(base)
+    for k, v in changes.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else copy.deepcopy(v)
+    return out
+
+
+def merged_config(extra: list[dict] | None = None) -> dict:
+    """config.yaml, then config/test.yaml, then each dict of ``extra``: the config a test run sees
+    (before the schema's defaults are filled in)."""
+    cfg: dict = {}
+    for f in BASE_CONFIGS:
+        cfg = merge(cfg, yaml.safe_load(f.read_text()))
+    for e in extra or []:
+        cfg = merge(cfg, e)
+    return cfg
+
+
+def overlay(tmp: Path, name: str, changes: dict) -> Path:
+    """Write ``changes`` (a nested dict) as a config file to overlay on the base configs."""
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(changes, sort_keys=False))
+    return path
+
+
+def planned_jobs(text: str) -> dict[str, int]:
+    """Rule -> job count from the 'Job stats' table that ``snakemake -n`` prints ({} if nothing to do)."""
+    out: dict[str, int] = {}
+    m = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\n\s*total\s+\d+", text, re.DOTALL)
+    if not m:
+        return out
+    for line in m.group(1).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def dry_run(workdir: Path, *args: str, configs: list[Path] | None = None, timeout: float = 300) -> dict[str, int]:
+    """Jobs that a run would execute now: rule -> count."""
+    p = run(workdir, "-n", "--cores", "1", *args, configs=configs, timeout=timeout)
+    return planned_jobs(p.stdout + p.stderr)
+
+
+def mtimes(workdir: Path, under: str = "results") -> dict[str, int]:
+    """Relative path -> mtime (ns) of every file under ``workdir/under``."""
+    root = workdir / under
+    return {str(p.relative_to(workdir)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+_DONE: dict[str, Path] = {}
+
+
+def completed_run(tmp_root: Path, key: str = "test") -> Path:
+    """A folder where the whole test config has run to completion, made once per pytest session and
+    shared by the modules that only read it (dry runs, result comparisons). Callers must not write to it."""
+    if key not in _DONE:
+        wd = tmp_root / f"completed-{key}"
+        if wd.exists():
+            shutil.rmtree(wd)
+        wd.mkdir(parents=True)
+        run(wd, "--cores", "2", timeout=900)
+        _DONE[key] = wd
+    return _DONE[key]

@@ -1,0 +1,221 @@
+"""Hidden-state metrics: checked against direct computations from output_hidden_states, padding
+isolation, every architecture family, checkpoint resume, and the statistics on synthetic data."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from depthwidth.fineweb import read_corpus
+from depthwidth.hidden_states import extract as ex
+from depthwidth.hidden_states.extract import extract, load_token_metrics, make_batches, pad_batch
+from depthwidth.hidden_states.metrics import batch_metrics, find_parts
+from depthwidth.hidden_states.stats import compositional_test, improvement_depth, token_clusters
+from depthwidth.hidden_states.tiny import FAMILIES, tiny_model, tiny_tokenizer
+
+from conftest import SHARED_DATA
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def texts():
+    path = SHARED_DATA / "fineweb" / "fineweb_subset.json"
+    if path.is_file():
+        return [d["text"] for d in read_corpus(path, limit=8)]
+    rng = np.random.default_rng(0)  # no mirror: still real-looking, varied-length text
+    words = "the of a layer model depth width token loss scaling , . ; and to is in".split()
+    return [" ".join(rng.choice(words, size=int(rng.integers(20, 120)))) for _ in range(8)]
+
+
+@pytest.fixture(scope="module")
+def tok(texts):
+    return tiny_tokenizer(texts, vocab_size=400)
+
+
+def _batch(tok, texts, max_tokens=40):
+    seqs = ex.tokenize(tok, texts, max_tokens)
+    return seqs, *pad_batch(seqs, tok.pad_token_id)
+
+
+def test_metrics_match_direct_computation(tok, texts):
+    """Every metric equals a plain computation from output_hidden_states, position by position."""
+    model = tiny_model("llama", vocab_size=len(tok), layers=4)
+    seqs, ids, mask = _batch(tok, texts[:3])
+    mask[1, 10:] = 0  # make one row short so that padding is present
+    seqs[1] = seqs[1][:10]
+    res = batch_metrics(find_parts(model), ids, mask)
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+    hs = out.hidden_states
+    L = len(hs) - 1
+    n = 0
+    for b, s in enumerate(seqs):
+        for t in range(len(s) - 1):  # positions whose successor is a real token
+            h = [hs[l][b, t] for l in range(L + 1)]
+            d = [h[l + 1] - h[l] for l in range(L)]
+            ang = lambda a, c: math.acos(max(-1.0, min(1.0, F.cosine_similarity(a, c, dim=0).item())))  # noqa: E731
+            assert res["row"][n] == b and res["position"][n] == t
+            for l in range(L):
+                assert res["theta"][n, l].item() == pytest.approx(ang(h[l], h[l + 1]), abs=2e-4)
+                assert res["angle_to_last"][n, l].item() == pytest.approx(ang(h[l], h[L]), abs=2e-4)
+            for l in range(L - 1):
+                assert res["theta_dh"][n, l].item() == pytest.approx(ang(d[l], d[l + 1]), abs=2e-4)
+            for l in range(L + 1):
+                assert res["norm"][n, l].item() == pytest.approx(h[l].norm().item(), rel=1e-5)
+                s_l = torch.dot(h[l] - h[0], h[L] - h[0]) / (h[L] - h[0]).norm() ** 2
+                assert res["progress"][n, l].item() == pytest.approx(s_l.item(), abs=1e-5)
+                logits = model.lm_head(h[l] if l == L else model.model.norm(h[l]))
+                ce = F.cross_entropy(logits[None], ids[b, t + 1][None]).item()
+                assert res["loss_logit_lens"][n, l].item() == pytest.approx(ce, abs=1e-4)
+            n += 1
+    assert n == res["theta"].shape[0] == sum(len(s) - 1 for s in seqs)
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt_neox"])
+def test_last_block_loss_equals_truncated_model(tok, texts, family):
+    """loss_last_block[:, l] is the loss of the model that keeps blocks 0..l-1 and the last block."""
+    model = tiny_model(family, vocab_size=len(tok), layers=4)
+    seqs, ids, mask = _batch(tok, texts[:2], max_tokens=24)
+    res = batch_metrics(find_parts(model), ids, mask)
+    L = 4
+    valid = mask[:, :-1].bool() & mask[:, 1:].bool()
+    blocks = model.base_model.layers
+    for l in range(L):
+        short = copy.deepcopy(model)
+        short.base_model.layers = torch.nn.ModuleList([copy.deepcopy(b) for b in list(blocks[:l]) + [blocks[-1]]])
+        short.config.num_hidden_layers = l + 1
+        with torch.no_grad():
+            logits = short(input_ids=ids, attention_mask=mask, use_cache=False).logits[:, :-1][valid]
+        ce = F.cross_entropy(logits, ids[:, 1:][valid], reduction="none")
+        assert torch.allclose(res["loss_last_block"][:, l], ce, atol=1e-4), l
+
+
+def test_padding_never_leaks(tok, texts):
+    """A document's metrics are the same alone and batched with longer, padded neighbours."""
+    model = tiny_model("qwen2", vocab_size=len(tok), layers=3)
+    parts = find_parts(model)
+    seqs = ex.tokenize(tok, texts[:4], 48)
+    short = min(range(4), key=lambda i: len(seqs[i]))
+    alone = batch_metrics(parts, *pad_batch([seqs[short]]))
+    ids, mask = pad_batch(seqs, pad_id=7)  # an ordinary token as pad: only the mask may hide it
+    together = batch_metrics(parts, ids, mask)
+    rows = together["row"] == short
+    assert int(rows.sum()) == len(seqs[short]) - 1 == alone["theta"].shape[0]
+    for k in ("theta", "theta_dh", "norm", "progress", "loss_logit_lens", "loss_last_block"):
+        assert torch.allclose(together[k][rows], alone[k], atol=1e-4), k
+    # Computed without autograd: a forward that records a graph keeps every activation (GBs on CPU).
+    assert together["theta"].is_inference() and not together["loss_last_block"].requires_grad
+    # No kept position is a pad or has a pad successor.
+    assert together["theta"].shape[0] == sum(len(s) - 1 for s in seqs)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_goes_through_extraction(tmp_path, tok, texts, family):
+    model = tiny_model(family, vocab_size=len(tok), layers=3)
+    out = tmp_path / "m.safetensors"
+    s = extract(model, tok, texts[:5], list(range(10, 15)), out, model_name=family, max_tokens=32,
+                batch_tokens=64, keep_raw_tokens=4)
+    t, summary, strings = load_token_metrics(out)
+    n_expected = sum(len(x) - 1 for x in ex.tokenize(tok, texts[:5], 32))
+    L = 3
+    assert s["n_tokens"] == summary["n_tokens"] == n_expected == t["theta"].shape[0]
+    assert t["theta"].shape == (n_expected, L) and t["theta_dh"].shape == (n_expected, L - 1)
+    assert t["norm"].shape == (n_expected, L + 1)
+    assert float(t["theta"].min()) >= 0 and float(t["theta"].max()) <= math.pi
+    assert torch.allclose(t["progress"][:, 0], torch.zeros(n_expected), atol=1e-6)
+    assert torch.allclose(t["progress"][:, -1], torch.ones(n_expected), atol=1e-4)
+    assert sorted(set(t["doc_index"].tolist())) == list(range(10, 15))
+    assert t["raw_hidden"].shape == (4, L + 1, 32)
+    assert all(int(i) in strings for i in t["token_id"].unique())
+    if family == "bert":
+        assert "loss_logit_lens" not in t and summary["losses"] == []
+    else:
+        # The last logit-lens column is the model's own loss: compare with transformers' mean loss.
+        for d in range(10, 15):
+            ids = torch.tensor([ex.tokenize(tok, [texts[d - 10]], 32)[0]])
+            with torch.no_grad():
+                ref = model.float()(input_ids=ids, labels=ids).loss.item()
+            mine = t["loss_logit_lens"][t["doc_index"] == d, -1].mean().item()
+            assert mine == pytest.approx(ref, rel=1e-4)
+        assert torch.allclose(t["loss_last_block"][:, -1], t["loss_logit_lens"][:, -1])
+
+
+def test_extraction_resumes_from_checkpoint_parts(tmp_path, tok, texts, monkeypatch):
+    model = tiny_model("llama", vocab_size=len(tok), layers=3)
+    kw = dict(model_name="m", max_tokens=32, batch_tokens=40, checkpoint_every_s=0.0)
+    ref = tmp_path / "ref.safetensors"
+    extract(model, tok, texts, list(range(8)), ref, **kw)
+    n_batches = len(make_batches([len(s) for s in ex.tokenize(tok, texts, 32)], 40))
+    assert n_batches >= 4
+    calls = {"n": 0}
+    real = ex.batch_metrics
+
+    def dies_after_two(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise KeyboardInterrupt("killed")
+        return real(*a, **k)
+
+    out = tmp_path / "run.safetensors"
+    monkeypatch.setattr(ex, "batch_metrics", dies_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        extract(model, tok, texts, list(range(8)), out, **kw)
+    assert not out.exists() and len(list((tmp_path / "run.safetensors.parts").glob("part-*"))) == 2
+    calls["n"] = -1000  # the restart must compute only the missing batches
+    extract(model, tok, texts, list(range(8)), out, **kw)
+    assert calls["n"] == -1000 + n_batches - 2
+    a, _, _ = load_token_metrics(ref)
+    b, _, _ = load_token_metrics(out)
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    assert not (tmp_path / "run.safetensors.parts").exists()
+
+
+def test_smooth_bulk_rule_finds_planted_outliers():
+    """1000 tokens share a smooth profile with noise; 4 tokens have a spike: exactly those 4 are outliers."""
+    rng = np.random.default_rng(1)
+    depth = np.linspace(0, 1, 24)
+    smooth = 0.3 + 0.2 * depth
+    bulk = smooth + rng.normal(0, 0.02, size=(1000, 24)) + rng.normal(0, 0.03, size=(1000, 1))
+    spikes = smooth + rng.normal(0, 0.02, size=(4, 24))
+    spikes[:, 2] += 1.2
+    theta = np.vstack([bulk, spikes])
+    cl = token_clusters(theta, n_components=2, max_distance=6.0, n_clusters=2)
+    assert cl.bulk.sum() == 1000
+    assert not cl.bulk[-4:].any()
+    assert cl.bulk.mean() == pytest.approx(1000 / 1004)
+    assert (cl.labels[-4:] == 1).all() and (cl.labels[:1000] == 0).all()
+
+
+def test_improvement_depth_separates_gradual_from_early_gains():
+    depth = np.arange(1, 11) / 10
+    gradual = np.tile(1.0 / depth, (50, 1))  # loss ∝ 1/l, as ensemble averaging predicts
+    early = np.tile(np.where(depth <= 0.2, 5.0 - 20 * depth, 1.0), (50, 1))  # done at 0.2 L
+    d_grad = improvement_depth(gradual, depth, 0.9)
+    d_early = improvement_depth(early, depth, 0.9)
+    # 1/l falls to within 10 % of its total gain (9 nats) from l/L = 0.6 on: 1/0.6 - 1 = 0.67 <= 0.9
+    assert np.allclose(d_grad, 0.6) and np.allclose(d_early, 0.2)
+    assert compositional_test(gradual, depth)["share_done_by_early"] == 0.0
+    assert compositional_test(early, depth)["share_done_by_early"] == 1.0
+    flat = np.ones((3, 10))
+    assert np.isnan(improvement_depth(flat, depth)).all()
+
+
+def test_loss_stride_keeps_exactly_the_selected_layers(tok, texts):
+    """A loss stride computes a subset of the columns, identical to the full computation there."""
+    model = tiny_model("llama", vocab_size=len(tok), layers=5)
+    parts = find_parts(model)
+    _, ids, mask = _batch(tok, texts[:2], max_tokens=20)
+    full = batch_metrics(parts, ids, mask)
+    some = batch_metrics(parts, ids, mask, loss_stride=2)
+    assert some["loss_logit_lens_layers"].tolist() == [0, 2, 4, 5]
+    assert some["loss_last_block_layers"].tolist() == [0, 2, 4]
+    for v in ("logit_lens", "last_block"):
+        cols = some[f"loss_{v}_layers"].long()
+        assert torch.allclose(some[f"loss_{v}"], full[f"loss_{v}"][:, cols], atol=1e-5)

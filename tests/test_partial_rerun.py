@@ -1,0 +1,121 @@
+"""Partial reruns: editing one config key plans only the jobs that use it, then the report.
+
+One run of the whole test config (shared with the other end-to-end modules through
+``_pipeline.completed_run``); then, for one key of each stage, a dry run with that key edited must plan
+exactly the stage's affected rules plus the report, and the jobs planned because their params changed
+must be exactly those of the rules whose params hold that key. Dry runs write nothing, so the shared folder
+stays complete.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from _pipeline import BASE_CONFIGS, completed_run, dry_run, merged_config, overlay, planned_jobs, run
+
+# the report and the default target follow every change
+REPORT = {"report": 1, "all": 1}
+
+
+def _test_config() -> dict:
+    return merged_config()
+
+
+def _edits() -> list[tuple[str, dict, dict, set[str]]]:
+    """(name, config change, rule -> planned job count, files whose params changed) for one key per stage.
+
+    Values are derived from the test config so that each edit really changes the value."""
+    cfg = _test_config()
+    hs_models = cfg["hidden_states"]["models"]
+    lm_models = cfg["lm_head"]["models"]
+    n_lm_corpora = len(cfg["lm_head"]["loss"]["corpora"])
+    sup = cfg["superposition"]
+    dt = cfg["depth_toy"]
+    n_sup_cells_per_width = (len(sup.get("alphas", [])) + len(sup.get("distributions", []))) \
+        * len(sup["weight_decays"]) * len(sup["seeds"])
+    edits = [
+        # a fit setting: only the fit, the Chinchilla section and the report
+        ("chinchilla_fit_setting",
+         {"chinchilla": {"fit": {"bootstrap_resamples": cfg["chinchilla"]["fit"]["bootstrap_resamples"] + 1}}},
+         {"chinchilla_fit": 1, "chinchilla_section": 1, **REPORT},
+         {"results/chinchilla/fit.json", "results/chinchilla/bootstrap.csv"}),
+        # a report option: only the report
+        ("report_title", {"report": {"title": "edited title"}}, dict(REPORT), {"results/report.html",
+                                                                              "results/headline.csv"}),
+        # a statistics setting of the hidden states: per-model stats, not the (expensive) extraction
+        ("hidden_states_stats",
+         {"hidden_states": {"stats": {"sample_tokens": cfg["hidden_states"]["stats"]["sample_tokens"] + 10}}},
+         {"hidden_states_stats": len(hs_models), "hidden_states_section": 1, **REPORT},
+         {f"results/hidden_states/{m}/{f}" for m in hs_models
+          for f in ("layer_stats.csv", "token_groups.csv", "token_sample.parquet", "summary.json")}),
+        # the number of tokens per text of the LM-head losses: the loss jobs and what reads them
+        ("lm_head_loss_tokens",
+         {"lm_head": {"loss": {"max_tokens": cfg["lm_head"]["loss"]["max_tokens"] + 8}}},
+         {"lm_head_loss": len(lm_models) * n_lm_corpora, "lm_head_width_fit": 1, "lm_head_section": 1, **REPORT},
+         {f"results/lm_head/loss/{c}/{m}.{ext}" for c in cfg["lm_head"]["loss"]["corpora"] for m in lm_models
+          for ext in ("csv", "json")}),
+        # a toy grid value added: only the new cells train (one per distribution x decay x seed)
+        ("superposition_new_width",
+         {"superposition": {"widths": [*cfg["superposition"]["widths"], 2 * max(cfg["superposition"]["widths"])]}},
+         {"superposition_train": n_sup_cells_per_width, "superposition_tables": 1, "superposition_section": 1,
+          **REPORT},
+         set()),
+        # the depth toy: a new replicate adds its training jobs (one per teacher kind and variant) and
+        # retrains nothing
+        ("depth_toy_new_replicate",
+         {"depth_toy": {"replicates": dt["replicates"] + 1}},
+         {**{f"depth_toy_train_{v}": len(spec.get("kinds", dt["kinds"])) for v, spec in dt["variants"].items()},
+          "depth_toy_tables": 1, "depth_toy_section": 1, **REPORT},
+         set()),
+    ]
+    return edits
+
+
+EDITS = _edits()
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    return completed_run(tmp_path_factory.getbasetemp())
+
+
+def params_changed_outputs(text: str) -> set[str]:
+    """Outputs of the jobs that a dry run plans because their params changed ("reason: Params have
+    changed since last execution"). Snakemake 9.27's `--list-changes params` cannot be used for
+    this: it lists every output that has recorded params, changed or not."""
+    out: set[str] = set()
+    for block in re.split(r"\n(?=(?:local)?rule \w+:\n)", text):
+        if "reason: Params have changed" in block:
+            m = re.search(r"^\s+output: (.*)$", block, re.MULTILINE)
+            out |= set(m.group(1).split(", ")) if m else set()
+    return out
+
+
+@pytest.mark.parametrize("name, change, planned, changed_files", EDITS, ids=[e[0] for e in EDITS])
+def test_one_key_reruns_only_its_jobs(done, tmp_path, name, change, planned, changed_files):
+    """The edit plans exactly the expected jobs (so also: nothing else was out of date), and exactly
+    the rules whose params hold the key are planned because of a params change (the rest follow
+    from updated inputs)."""
+    configs = [*BASE_CONFIGS, overlay(tmp_path, name, change)]
+    p = run(done, "-n", "--cores", "1", configs=configs, timeout=300)
+    text = p.stdout + p.stderr
+    got = planned_jobs(text)
+    assert got == planned, f"editing {change} plans {got}, expected {planned}"
+    assert params_changed_outputs(text) == changed_files
+
+
+def test_new_model_in_one_stage_plans_only_its_cells(done, tmp_path):
+    """A model list entry: adding a model to hidden_states.models fetches that model and runs its
+    extraction and stats, then the section and report; no other stage, and no job of the models
+    that are already done."""
+    cfg = _test_config()
+    have = set(cfg["hidden_states"]["models"])
+    new = next(m for m in ("minilm-l6", "smollm2-135m") if m not in have)
+    change = {"hidden_states": {"models": [*cfg["hidden_states"]["models"], new]}}
+    got = dry_run(done, configs=[*BASE_CONFIGS, overlay(tmp_path, "new_model", change)])
+    expected = {"hidden_states_extract": 1, "hidden_states_stats": 1, "hidden_states_section": 1, **REPORT}
+    if not (done / "data" / "models" / new / "manifest.json").exists():
+        expected["model_fetch"] = 1
+    assert got == expected, f"adding model {new} plans {got}"
+

@@ -1,0 +1,226 @@
+"""Superposition toy model: sampler, exact gradients, trainer vs the paper's loop, decay rules,
+checkpoints, divergence, determinism, metrics and fits (no Snakemake)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from depthwidth.superposition import train as tr
+from depthwidth.superposition.analysis import (
+    etf_closeness,
+    final_loss,
+    fit_power_law,
+    mean_sq_overlap,
+    represented_fraction,
+)
+from depthwidth.superposition.data import (
+    SparseSampler,
+    dense_from_coo,
+    feature_probabilities,
+    parse_distribution,
+)
+from depthwidth.superposition.pipeline import cells, train_cell
+from depthwidth.superposition.train import (
+    TrainingDiverged,
+    TrainSettings,
+    _Batch,
+    init_params,
+    loss_and_grads,
+    reference_train,
+    train_cells,
+)
+
+torch.set_num_threads(1)
+
+
+def test_probabilities_match_paper_formulas():
+    p = feature_probabilities("power-a1.5", 1000)
+    assert p.sum().item() == pytest.approx(1.0, abs=1e-12)
+    assert (p[0] / p[9]).item() == pytest.approx(10**1.5, rel=1e-12)  # p_i ∝ i^-α
+    e = feature_probabilities("exponential-k400", 1000)
+    assert (e[0] / e[400]).item() == pytest.approx(math.e, rel=1e-12)  # e^{-(i-1)/k}
+    lin = feature_probabilities("linear", 10)
+    assert (lin[0] / lin[9]).item() == pytest.approx(10.0)  # (n - i + 1)/n
+    s = feature_probabilities("power-a1-s1", 100)  # activation density s = 1: p_1 becomes 1
+    assert s[0].item() == pytest.approx(1.0) and s.sum().item() == pytest.approx(float(s[0] / p[0] * 0) + s.sum().item())
+    half = feature_probabilities("power-a1-s0.5", 100)
+    base = feature_probabilities("power-a1", 100)
+    assert (half / base).std().item() < 1e-12 and (half[0] / base[0]).item() == pytest.approx(1 + 0.5 * (1 / base[0].item() - 1))
+    with pytest.raises(ValueError, match="power-a<alpha>"):
+        parse_distribution("zipf1.5")
+
+
+def test_sparse_sampler_is_exact():
+    """Per-feature activation rates match p (incl. the dense head and p = 1 features), no duplicate
+    (row, feature) entries, values U(0, 2)."""
+    n, B, draws = 200, 512, 300
+    for name in ("power-a1.2", "power-a1-s0.3"):
+        p = feature_probabilities(name, n)
+        s = SparseSampler(p, B, torch.Generator().manual_seed(3))
+        counts = torch.zeros(n, dtype=torch.float64)
+        vals_all = []
+        for _ in range(draws):
+            rows, feats, vals = s.sample()
+            key = rows * n + feats
+            assert key.unique().numel() == key.numel()
+            assert bool((rows[1:] >= rows[:-1]).all())
+            counts.index_add_(0, feats, torch.ones_like(feats, dtype=torch.float64))
+            vals_all.append(vals)
+        N = draws * B
+        z = (counts - N * p) / torch.sqrt(N * p * (1 - p) + 1e-12)
+        assert z[p < 1].abs().max().item() < 5.0  # binomial z-scores of 200 features
+        assert (counts[p >= 1] == N).all()
+        v = torch.cat(vals_all)
+        assert 0.0 <= v.min().item() and v.max().item() <= 2.0
+        assert v.mean().item() == pytest.approx(1.0, abs=0.01)
+
+
+@pytest.mark.parametrize("path", ["gram", "hidden"])
+def test_gradients_equal_autograd(path):
+    n, B, m = 150, 400, 9
+    p = feature_probabilities("power-a1.3", n)
+    rows, feats, vals = SparseSampler(p, B, torch.Generator().manual_seed(1)).sample()
+    x = dense_from_coo(rows, feats, vals, B, n).double()
+    W, b = init_params(n, m, 0)
+    b = b * 0.3  # mix of positive and negative biases
+    Wd, bd = W.double().requires_grad_(), b.double().requires_grad_()
+    L = torch.nn.functional.mse_loss(torch.relu(x @ Wd @ Wd.T + bd), x)
+    L.backward()
+    for chunk in (512, 37):  # one block and many blocks
+        loss, gW, gb = loss_and_grads(W, b, _Batch(rows, feats, vals, B, n, chunk_rows=chunk), path)
+        assert loss == pytest.approx(L.item(), rel=1e-6)
+        assert ((gW.double() - Wd.grad).norm() / Wd.grad.norm()).item() < 1e-5
+        assert ((gb.double() - bd.grad).norm() / bd.grad.norm()).item() < 1e-5
+
+
+def test_trainer_matches_reference_loop():
+    """Same settings, 400 steps: our final loss agrees with the paper's plain loop within noise
+    (different random draws, so only statistically), for both decay signs."""
+    S = TrainSettings(n=120, batch=256, steps=400, warmup_steps=40, seed=0)
+    for gamma in (-1.0, 1.0):
+        (ours,) = train_cells("power-a1.5", [gamma], [8], S)
+        refs = [reference_train("power-a1.5", gamma, 8, S, seed_offset=k)[2] for k in range(2)]
+        lo, lo_err = final_loss(ours.losses, 100)
+        rl = [final_loss(r, 100) for r in refs]
+        r_mean = float(np.mean([v for v, _ in rl]))
+        spread = abs(rl[0][0] - rl[1][0])  # run-to-run scatter of the reference itself
+        noise = 3 * math.sqrt(lo_err**2 + max(e for _, e in rl) ** 2) + 2 * spread
+        assert abs(lo - r_mean) < max(noise, 0.05 * r_mean), (gamma, lo, rl)
+
+
+def test_decay_rules():
+    """γ < 0 pulls row norms to 1 and γ > 0 shrinks them, compared with γ = 0 on the same data."""
+    S = TrainSettings(n=100, batch=256, steps=600, warmup_steps=60, seed=1)
+    strong, weak, none = train_cells("power-a1.5", [-1.0, 1.0, 0.0], [6, 6, 6], S)
+    ns = np.linalg.norm(strong.W, axis=1)
+    nw = np.linalg.norm(weak.W, axis=1)
+    n0 = np.linalg.norm(none.W, axis=1)
+    # measured: median |‖W_i‖ - 1| = 0.19 (γ = -1) vs 0.48 (γ = 0); mean norm 0.16 (γ = 1) vs 0.57
+    assert np.median(np.abs(ns - 1)) < 0.5 * np.median(np.abs(n0 - 1))
+    assert nw.mean() < 0.5 * n0.mean() and nw.max() < 1.0 < n0.max()
+    # the rule itself, without gradients: repeated decay steps drive norms 0.3 and 3 to 1
+    W = torch.tensor([[0.3, 0.0], [0.0, 3.0]])
+    for _ in range(2000):
+        norms = torch.linalg.vector_norm(W, dim=1, keepdim=True) + 1e-8
+        W = W + 0.01 * (-1.0) * W * (1 - 1 / norms)
+    assert torch.linalg.vector_norm(W, dim=1).tolist() == pytest.approx([1.0, 1.0], abs=1e-3)
+
+
+def test_same_seed_same_numbers_and_batching_independent():
+    S = TrainSettings(n=80, batch=128, steps=50, warmup_steps=5, seed=4)
+    a = train_cells("power-a1.5", [-1.0, 1.0], [5, 7], S)
+    b = train_cells("power-a1.5", [1.0], [7], S)  # the same cell alone in its job
+    assert np.array_equal(a[1].W, b[0].W) and np.array_equal(a[1].losses, b[0].losses)
+    c = train_cells("power-a1.5", [1.0], [7], TrainSettings(n=80, batch=128, steps=50, warmup_steps=5, seed=5))
+    assert not np.allclose(c[0].losses, b[0].losses)
+
+
+def test_checkpoint_resume_gives_identical_result(tmp_path, monkeypatch):
+    S = TrainSettings(n=80, batch=128, steps=60, warmup_steps=5, seed=2)
+    (full,) = train_cells("power-a1.5", [-1.0], [6], S)
+    ckpt = tmp_path / "ck.pt"
+    real = tr._step_cell
+    calls = {"n": 0}
+
+    def crash(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 35:
+            raise KeyboardInterrupt("simulated kill")
+        return real(*a, **k)
+
+    monkeypatch.setattr(tr, "_step_cell", crash)
+    with pytest.raises(KeyboardInterrupt):
+        train_cells("power-a1.5", [-1.0], [6], S, checkpoint=ckpt, checkpoint_every=10)
+    monkeypatch.setattr(tr, "_step_cell", real)
+    assert torch.load(ckpt, weights_only=False)["step"] == 30
+    (resumed,) = train_cells("power-a1.5", [-1.0], [6], S, checkpoint=ckpt, checkpoint_every=10)
+    assert np.array_equal(resumed.W, full.W) and np.array_equal(resumed.losses, full.losses)
+
+
+def test_divergence_names_the_cell_and_writes_nothing(tmp_path):
+    params = {"batch_size": 64, "steps": 50, "warmup_steps": 1, "lr": 1e9, "checkpoint_every": 0}
+    model = tmp_path / "cell" / "model.safetensors"
+    with pytest.raises(TrainingDiverged, match=r"gamma=-1.*power-a1\.5.*m=4.*at step \d+"):
+        train_cell("power-a1.5", 40, -1.0, 4, 0, params, str(model), str(tmp_path / "cell" / "train.json"))
+    assert not model.exists() and not (tmp_path / "cell" / "train.json").exists()
+
+
+def test_grid_checks_name_the_key():
+    cfg = {"n_features": 50, "widths": [10, 50], "weight_decays": [-1], "alphas": [1.5], "seeds": [0]}
+    with pytest.raises(ValueError, match=r"superposition.widths \[50\].*n_features=50"):
+        cells(cfg)
+    cfg["widths"] = [10]
+    cfg["distributions"] = ["zipf"]
+    with pytest.raises(ValueError, match="unknown feature distribution 'zipf'"):
+        cells(cfg)
+
+
+def test_metrics_on_known_geometries():
+    rng = np.random.default_rng(0)
+    m = 20
+    W = rng.standard_normal((2000, m))
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    assert mean_sq_overlap(W) == pytest.approx(1 / m, rel=0.05)  # random directions: 1/m
+    W[:500] *= 0.1
+    assert represented_fraction(W, 0.5) == pytest.approx(0.75)
+    # regular simplex: m + 1 unit vectors in R^m with all overlaps -1/m, an equiangular tight frame
+    E = np.eye(m + 1) - 1.0 / (m + 1)
+    U, _, _ = np.linalg.svd(E)
+    S = E @ U[:, :m]
+    S /= np.linalg.norm(S, axis=1, keepdims=True)
+    etf = etf_closeness(S, etf_factor=(m + 1) / m)
+    assert etf["etf_k"] == m + 1
+    assert etf["coherence_ratio"] == pytest.approx(1.0, abs=1e-9)
+    assert etf["frame_ratio"] == pytest.approx(1.0, abs=1e-9)
+    assert etf_closeness(rng.standard_normal((200, m)), 2.0)["coherence_ratio"] > 1.5
+
+
+def test_power_law_fit_recovers_exponent():
+    rng = np.random.default_rng(1)
+    m = np.array([8, 16, 32, 64, 128] * 4, float)
+    L = 3.0 * m**-0.7 * np.exp(0.05 * rng.standard_normal(m.size))
+    fit = fit_power_law(m, L)
+    assert fit["exponent"] == pytest.approx(0.7, abs=3 * fit["stderr"])
+    assert 0.005 < fit["stderr"] < 0.05
+    assert math.isnan(fit_power_law([8, 16], [1.0, 0.5])["stderr"])
+
+
+def test_small_grid_shows_both_regimes():
+    """n = 300, p_i ∝ i^-1.5, widths 6–48, 2000 steps: γ = -1 (strong) gives α_m ≈ 1 and γ = +0.3 (weak,
+    about 0.7·m features kept) gives α_m ≈ α - 1 = 0.5. Measured: 0.965 and 0.454."""
+    widths = [6, 12, 24, 48]
+    S = TrainSettings(n=300, batch=512, steps=2000, warmup_steps=200, seed=0)
+    res = train_cells("power-a1.5", [-1.0] * 4 + [0.3] * 4, widths * 2, S)
+    loss = [final_loss(r.losses, 200)[0] for r in res]
+    strong = fit_power_law(widths, loss[:4])
+    weak = fit_power_law(widths, loss[4:])
+    assert abs(strong["exponent"] - 1.0) < 0.15, strong
+    assert abs(weak["exponent"] - 0.5) < 0.15, weak
+    rep_strong = [represented_fraction(r.W) for r in res[:4]]
+    rep_weak = [represented_fraction(r.W) * 300 / m for r, m in zip(res[4:], widths)]
+    assert min(rep_strong) > 0.95  # strong: every feature has a row of norm ≈ 1
+    assert all(0.4 < k < 1.2 for k in rep_weak), rep_weak  # weak: about m features kept

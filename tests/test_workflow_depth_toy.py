@@ -1,0 +1,49 @@
+"""End to end: the depth-toy stage through Snakemake with config/test.yaml in a temp folder, and a bad
+config that fails before any job."""
+
+import json
+
+import pandas as pd
+import yaml
+from conftest import run_snakemake
+
+TARGET = "results/depth_toy/section.html"
+
+
+def test_depth_toy_end_to_end(tmp_path):
+    run_snakemake(tmp_path, TARGET)
+    res = tmp_path / "results/depth_toy"
+    runs = pd.read_csv(res / "runs.csv")
+    # mse: 2 kinds x 2 depths; learned_head: tied x 2 temperatures x 2 depths
+    assert len(runs) == 8
+    assert list(runs.columns) == ["kind", "variant", "temperature", "replicate", "depth", "steps",
+                                  "final_train_loss", "test_loss"]
+    assert (runs.steps == 20).all() and (runs.test_loss > 0).all()
+    # a colder teacher is further from the students' (initially uniform) prediction at every depth
+    lh = runs[runs.variant == "learned_head"].pivot_table(index="depth", columns="temperature", values="test_loss")
+    assert (lh[0.1] > lh[1.0]).all()
+    ex = pd.read_csv(res / "exponents.csv")
+    assert len(ex) == 4 and ex.alpha.notna().all()
+    angles = pd.read_csv(res / "angles.csv")
+    t = angles[angles.model == "teacher"].groupby("kind").angle_update_deg.mean()
+    assert t["tied"] < t["independent"] - 30  # smooth vs random-walk teacher dynamics
+    rows = json.loads((res / "headline.json").read_text())
+    assert [r["paper"] for r in rows] == ["≈ 1", "≈ 3"]
+    mse = ex[ex.variant == "mse"].set_index("kind").alpha
+    assert rows[0]["value"] == mse["independent"] and rows[1]["value"] == mse["tied"]
+    assert (res / "section.html").read_text().count("data:image/png;base64") >= 4
+    student = res / "runs/tied/learned_head/rep0/T0.1/depth4.json"
+    rec = json.loads(student.read_text())
+    assert rec["temperature"] == 0.1 and rec["depth"] == 4 and len(rec["test_curve"]) == 2
+    assert not (res / "runs/tied/learned_head/rep0/checkpoint.pt").exists()
+
+    # which jobs an edit reruns (new replicate, report note) is checked for every stage in test_partial_rerun.py
+
+
+def test_bad_depth_toy_config_fails_before_any_job(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"depth_toy": {"variants": {"shared_head": {"depths": [2, 4], "steps": 5}}}}))
+    proc = run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(bad)), check=False)
+    assert proc.returncode != 0
+    assert "depth_toy.variants.shared_head.temperatures" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
