@@ -21,6 +21,24 @@ wildcard_constraints:
     raw_path="|".join(re.escape(k) for k in MANIFEST),
 
 
+def reduced_stages():
+    """Stage -> True where this run's section differs from config.yaml overlaid with config/paper.yaml."""
+    import yaml
+
+    def merge(a, b):
+        for k, v in b.items():
+            a[k] = merge(a.get(k, {}), v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
+        return a
+
+    base = Path(workflow.basedir)
+    paper = merge(
+        yaml.safe_load((base / "config.yaml").read_text()),
+        yaml.safe_load((base / "config" / "paper.yaml").read_text()),
+    )
+    validate_config(paper, base / "schemas")
+    return {s: config.get(s) != paper.get(s) for s in config["stages"]}
+
+
 def stage_enabled(stage):
     return stage in config["stages"]
 

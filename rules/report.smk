@@ -19,6 +19,7 @@ rule report:
     params:
         title=config.get("report", {}).get("title", "depthwidth report"),
         stages=config["stages"],
+        reduced=reduced_stages(),
     script:
         "../scripts/report.py"
 

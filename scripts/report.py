@@ -32,7 +32,8 @@ def _load(key):
 
 synthesis = synthesis_html(_load("synthesis_chinchilla"), _load("synthesis_width"))
 # The config is recorded whole on purpose: it is what the provenance block documents.
-page = assemble_report(sm.params.title, sections, rows, provenance_html(sm.config, extra), synthesis_html=synthesis)
+page = assemble_report(sm.params.title, sections, rows, provenance_html(sm.config, extra), synthesis_html=synthesis,
+                       reduced=dict(getattr(sm.params, "reduced", {}) or {}))
 with open(sm.output.html, "w") as f:
     f.write(page)
 pd.DataFrame(rows).to_csv(sm.output.headline, index=False)

@@ -92,28 +92,55 @@ figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.9em;color:#444;max-width:640px}
 .cap{font-size:.9em;color:#444;margin-bottom:0}
 .agree{color:#176b2c;font-weight:600} .disagree{color:#a3261c;font-weight:600}
-.note{font-size:.88em;color:#555} nav a{margin-right:1em}
+.note{font-size:.88em;color:#555} td.val{white-space:nowrap}
+table#headline td{text-align:left} table#headline td.val{text-align:right} nav a{margin-right:1em}
 details{margin:1em 0} pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.85em}
 """
 
 
-def headline_table_html(rows: list[dict]) -> str:
+# What the paper configuration (config/paper.yaml) runs instead of a reduced one, per stage.
+PAPER_SETTINGS = {
+    "chinchilla": "the same 245 points; 32 starts and 100 held-out splits",
+    "superposition": "n = 1000, m = 10…100, 10 weight decays × 9 exponents, batch 2048, 20k steps (exp-10)",
+    "depth_toy": "4 variants, 16 temperatures, 3 teacher replicates, depths 6–48, 40k–80k steps (GPU)",
+    "hidden_states": "Pythia 70m–12b, Qwen2.5 and OPT on 4,800 FineWeb documents of 1,024 tokens (GPU)",
+    "lm_head": "27 models (OPT, Qwen2.5, GPT-2, Pythia) on wikitext-103, C4, pile-10k, bookcorpus",
+}
+
+
+def headline_table_html(rows: list[dict], reduced: dict | None = None) -> str:
+    """``reduced``: stage -> True where this run used a reduced configuration rather than the paper's."""
+    reduced = reduced or {}
     out = ["<table class='tbl' id='headline'><thead><tr><th>quantity</th><th>paper</th><th>this run</th>"
-           "<th>agrees?</th><th>from</th><th>note</th></tr></thead><tbody>"]
+           "<th>agrees?</th><th>from</th><th>configuration</th><th>note</th></tr></thead><tbody>"]
     for r in rows:
         agree = r.get("agree")
         cls, word = {True: ("agree", "yes"), False: ("disagree", "no")}.get(agree, ("", "–"))
         value = r.get("value")
         shown = fmt_pm(value, r.get("err")) if isinstance(value, (int, float)) else html.escape(str(value))
         out.append(f"<tr><td>{html.escape(str(r['quantity']))}</td><td>{html.escape(str(r['paper']))}</td>"
-                   f"<td>{shown}</td><td class='{cls}'>{word}</td><td>{html.escape(str(r['source']))}</td>"
+                   f"<td class='val'>{shown}</td><td class='{cls}'>{word}</td><td>{html.escape(str(r['source']))}</td>"
+                   f"<td class='note'>{html.escape(_config_note(r.get('stage'), reduced))}</td>"
                    f"<td class='note'>{html.escape(str(r.get('note', '')))}</td></tr>")
     out.append("</tbody></table>")
+    smaller = [s for s, r in reduced.items() if r]
+    if smaller:
+        out.append("<p class='note'>Reduced configurations in this run, and what <code>--configfile "
+                   "config/paper.yaml</code> runs instead:</p><ul class='note'>"
+                   + "".join(f"<li><b>{html.escape(s)}</b>: {html.escape(PAPER_SETTINGS.get(s, 'the paper settings'))}</li>"
+                             for s in smaller) + "</ul>")
     return "".join(out)
 
 
+def _config_note(stage, reduced: dict) -> str:
+    if stage not in reduced:
+        return ""
+    return "reduced (see below)" if reduced[stage] else "paper"
+
+
 def assemble_report(title: str, sections: list[tuple[str, str]], headline_rows: list[dict],
-                    provenance_html: str, intro_html: str = "", synthesis_html: str = "") -> str:
+                    provenance_html: str, intro_html: str = "", synthesis_html: str = "",
+                    reduced: dict | None = None) -> str:
     """The self-contained page: title, headline table, one section per stage, provenance."""
     nav = (" ".join(f'<a href="#{s}">{s}</a>' for s, _ in sections)
            + (' <a href="#synthesis">synthesis</a>' if synthesis_html else "") + ' <a href="#provenance">provenance</a>')
@@ -122,7 +149,7 @@ def assemble_report(title: str, sections: list[tuple[str, str]], headline_rows: 
         f"<style>{CSS}</style></head><body>\n<h1>{html.escape(title)}</h1>\n<nav>{nav}</nav>\n{intro_html}"
         "<h2 id='headline-numbers'>Headline numbers</h2>\n<p class='note'>Each number the papers state, next to "
         "this run's value (± one standard error). 'agrees' means the two differ by at most twice their combined "
-        "error.</p>\n" + headline_table_html(headline_rows) + "\n"
+        "error.</p>\n" + headline_table_html(headline_rows, reduced) + "\n"
         + synthesis_html + "\n" + "\n".join(h for _, h in sections)
         + f"\n<section id='provenance'><h2>Provenance</h2>{provenance_html}</section>\n</body></html>\n"
     )
