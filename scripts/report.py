@@ -20,6 +20,10 @@ for stage in sm.params.stages:
         rows.extend({**r, "stage": stage} for r in json.load(f))
 # Stages may leave extra provenance (model revisions, corpora) as results/<stage>/provenance.json.
 extra = []
+# Model sources and revisions: each fetched model's manifest (hub id and revision, wheel, file checksum).
+for path in sorted(glob.glob("data/models/*/manifest.json")):
+    with open(path) as f:
+        extra.append({"title": f"Model source and revision: {path}", "data": json.load(f)})
 for path in sorted(glob.glob("results/*/provenance.json")):
     with open(path) as f:
         extra.append({"title": f"Stage provenance: {path}", "data": json.load(f)})

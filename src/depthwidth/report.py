@@ -84,7 +84,7 @@ CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.7em;margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
-table.tbl{border-collapse:collapse;margin:.5em 0 1em;font-size:.92em}
+table.tbl{border-collapse:collapse;margin:.5em 0 1em;font-size:.92em;display:block;overflow-x:auto;max-width:100%}
 table.tbl th,table.tbl td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 table.tbl th{background:#f3f3f3} table.tbl td:first-child{text-align:left}
 figure{margin:1em 0;display:inline-block;max-width:100%;vertical-align:top}
