@@ -64,11 +64,12 @@ def pinned_sha256(wildcards):
 
 def chinchilla_fit_params():
     """The fit subtree, with every key spelt out so that editing one reruns only the fit."""
-    return dict(config["chinchilla"]["fit"])
+    # Sorted: Snakemake compares params in order, and key order depends on how config files were merged.
+    return dict(sorted(config["chinchilla"]["fit"].items()))
 
 
 def chinchilla_shape_params():
-    return dict(config["chinchilla"].get("shape", {}))
+    return dict(sorted(config["chinchilla"].get("shape", {}).items()))
 
 
 # Hidden states / FineWeb (rules/download.smk: fineweb_shards; rules/hidden_states.smk).
@@ -126,7 +127,7 @@ def superposition_train_params():
 
 
 def superposition_analysis_params():
-    return dict(SUPERPOSITION.get("analysis", {}))
+    return dict(sorted(SUPERPOSITION.get("analysis", {}).items()))
 
 
 def superposition_runtime(wildcards):

@@ -45,7 +45,7 @@ rule lm_head_geometry:
         mem_mb=8000,
         runtime=60,
     params:
-        geometry=dict(config["lm_head"]["geometry"]),
+        geometry=dict(sorted(config["lm_head"]["geometry"].items())),
     script:
         "../scripts/lm_head_geometry.py"
 
@@ -92,7 +92,7 @@ rule lm_head_width_fit:
         mem_mb=1000,
         runtime=10,
     params:
-        fit=dict(config["lm_head"]["fit"]),
+        fit=dict(sorted(config["lm_head"]["fit"].items())),
     script:
         "../scripts/lm_head_width_fit.py"
 
