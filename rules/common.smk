@@ -6,7 +6,7 @@ from pathlib import Path
 # The package holds the science; import it from the checkout when it is not installed.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from depthwidth.config import ConfigError, validate_config  # noqa: E402
+from depthwidth.config import ConfigError, deep_merge, validate_config  # noqa: E402
 from depthwidth.fetch import load_manifest  # noqa: E402
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
@@ -25,13 +25,8 @@ def reduced_stages():
     """Stage -> True where this run's section differs from config.yaml overlaid with config/paper.yaml."""
     import yaml
 
-    def merge(a, b):
-        for k, v in b.items():
-            a[k] = merge(a.get(k, {}), v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
-        return a
-
     base = Path(workflow.basedir)
-    paper = merge(
+    paper = deep_merge(
         yaml.safe_load((base / "config.yaml").read_text()),
         yaml.safe_load((base / "config" / "paper.yaml").read_text()),
     )

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from depthwidth.config import deep_merge
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 # the snakemake next to the running python (the project's venv), not whatever is first on PATH
@@ -47,10 +49,7 @@ def run(workdir: Path, *args: str, configs: list[Path] | None = None, timeout: f
 
 def merge(base: dict, changes: dict) -> dict:
     """``changes`` laid over ``base`` the way Snakemake overlays config files (dicts merge, lists replace)."""
-    out = copy.deepcopy(base)
-    for k, v in changes.items():
-        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else copy.deepcopy(v)
-    return out
+    return deep_merge(copy.deepcopy(base), copy.deepcopy(changes))
 
 
 def merged_config(extra: list[dict] | None = None) -> dict:

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from depthwidth.config import ConfigError, config_hash, validate_config
+from depthwidth.config import ConfigError, config_hash, deep_merge, validate_config
 
 
 @pytest.fixture()
@@ -17,20 +17,13 @@ def config():
 def test_default_and_overlay_configs_are_valid(config):
     validate_config(config)
     for name in ("test.yaml", "paper.yaml"):
-        merged = copy.deepcopy(config)
-        overlay = yaml.safe_load((REPO / "config" / name).read_text())
-        for k, v in overlay.items():  # the same deep merge Snakemake does for --configfile
-            if isinstance(v, dict) and isinstance(merged.get(k), dict):
-                merged[k] = _deep_update(merged[k], v)
-            else:
-                merged[k] = v
+        merged = deep_merge(copy.deepcopy(config), yaml.safe_load((REPO / "config" / name).read_text()))
         validate_config(merged)
 
 
-def _deep_update(a, b):
-    for k, v in b.items():
-        a[k] = _deep_update(a.get(k, {}), v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
-    return a
+def test_deep_merge_merges_dicts_and_replaces_lists():
+    base = {"a": {"x": 1, "y": [1, 2]}, "b": 2}
+    assert deep_merge(base, {"a": {"y": [3]}, "c": 4}) == {"a": {"x": 1, "y": [3]}, "b": 2, "c": 4}
 
 
 @pytest.mark.parametrize("path,value,words", [

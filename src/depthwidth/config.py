@@ -85,6 +85,17 @@ def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
     return config
 
 
+def deep_merge(base: dict, overlay: dict) -> dict:
+    """``overlay`` laid over ``base`` in place, as Snakemake merges --configfile files: dicts merge,
+    everything else (lists included) is replaced."""
+    for k, v in overlay.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            deep_merge(base[k], v)
+        else:
+            base[k] = v
+    return base
+
+
 def config_hash(config: dict) -> str:
     """SHA-256 of the config as canonical JSON: the same values give the same hash."""
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
