@@ -32,24 +32,25 @@ def matmul_peak_gflops(size: int = 1024, reps: int = 10) -> float:
     return 2 * size**3 * reps / (time.perf_counter() - t) / 1e9
 
 
-def dense_flops_per_step(n: int, m: int, active_rows: float, path: str) -> float:
-    """Flops of our dense products in one step of one cell (gram: W Wᵀ and (dG+dGᵀ)W; hidden:
-    h Wᵀ, R W, Rᵀ h)."""
-    return 4.0 * n * n * m if path == "gram" else 6.0 * active_rows * n * m
+def dense_flops_per_step(n: int, m: int, active: float, path: str) -> float:
+    """Flops of our dense products in one step of one cell: three products of (active × n × m), where
+    ``active`` is the batch's distinct active features (features path: W_A Wᵀ, Dᵀ W_A, D W) or its
+    samples with an active feature (hidden path: h Wᵀ, R W, Rᵀ h)."""
+    return 6.0 * active * n * m
 
 
-def dense_seconds_per_step(n: int, m: int, active_rows: int, path: str, reps: int = 10) -> float:
+def dense_seconds_per_step(n: int, m: int, active: float, path: str, reps: int = 10) -> float:
     """Time of the dense products alone, with the shapes and layouts ``loss_and_grads`` uses."""
     W = torch.randn(n, m)
     Wt = W.t().contiguous()
-    rows = min(int(active_rows), 512)
-    blocks = max(int(active_rows) / rows, 1.0)
-    R, h = torch.randn(rows, n), torch.randn(rows, m)
-    if path == "gram":
-        S = torch.randn(n, n)
-        ops = [lambda: W @ Wt, lambda: S @ W]
-        blocks = 1.0
+    if path == "features":
+        a = max(int(active), 1)
+        WA, D = torch.randn(a, m), torch.randn(a, n)
+        ops, blocks = [lambda: WA @ W.t(), lambda: D.t() @ WA, lambda: D @ W], 1.0
     else:
+        rows = min(int(active), 512)
+        blocks = max(int(active) / rows, 1.0)
+        R, h = torch.randn(rows, n), torch.randn(rows, m)
         ops = [lambda: torch.addmm(R[0], h, Wt), lambda: Wt @ R.t(), lambda: h.t() @ R]
     for op in ops:
         op()
@@ -70,7 +71,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--ref-steps", type=int, default=5, help="reference steps per width (it is slow)")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--path", default="auto", choices=["auto", "gram", "hidden"], help="our gradient route")
+    ap.add_argument("--path", default="auto", choices=["auto", "features", "hidden"], help="our gradient route")
     ap.add_argument("--pretrain-steps", type=int, default=0,
                     help="also time ours after this many (untimed) steps, in a trained state as in most of "
                          "a long run")
@@ -83,7 +84,10 @@ def main() -> None:
     print(f"settings: n={a.n} batch={a.batch} widths={a.widths} cells/width={a.gammas} dist={a.dist} "
           f"threads={a.threads}; square-matmul peak {peak:.1f} GFLOP/s")
     p = feature_probabilities(a.dist, a.n)
-    rows = a.batch * (1.0 - float(torch.prod(1 - p.clamp(max=1 - 1e-12))))
+    q = 1 - p.clamp(max=1 - 1e-12)
+    rows = a.batch * (1.0 - float(torch.prod(q)))  # expected samples with an active feature
+    feats = float((1 - q**a.batch).sum())  # expected distinct active features per batch
+    print(f"per batch (expected): {rows:.0f} samples with an active feature, {feats:.0f} distinct active features")
     ref_ms, ours_ms, flops, dense_s, trained_ms = {}, {}, 0.0, 0.0, {}
     tmp = Path(tempfile.mkdtemp(prefix="bench_superposition_"))
     for m in a.widths:
@@ -94,9 +98,10 @@ def main() -> None:
         t = time.perf_counter()
         train_cells(a.dist, gammas, [m] * len(gammas), S, path=a.path, progress_every_s=1e9)
         ours_ms[m] = (time.perf_counter() - t) / (a.steps * len(gammas)) * 1e3
-        path = choose_path(a.n, m, rows) if a.path == "auto" else a.path
-        flops += dense_flops_per_step(a.n, m, rows, path)
-        dense_s += dense_seconds_per_step(a.n, m, rows, path)
+        path = choose_path(m, rows, feats) if a.path == "auto" else a.path
+        active = feats if path == "features" else rows
+        flops += dense_flops_per_step(a.n, m, active, path)
+        dense_s += dense_seconds_per_step(a.n, m, active, path)
         line = (f"m={m:4d}: reference {ref_ms[m]:7.1f} ms/model-step, ours {ours_ms[m]:6.2f} ms/model-step "
                 f"({path} path), ratio {ref_ms[m] / ours_ms[m]:5.1f}x")
         if a.pretrain_steps:

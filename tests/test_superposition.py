@@ -79,7 +79,7 @@ def test_sparse_sampler_is_exact():
         assert v.mean().item() == pytest.approx(1.0, abs=0.01)
 
 
-@pytest.mark.parametrize("path", ["gram", "hidden"])
+@pytest.mark.parametrize("path", ["features", "hidden"])
 def test_gradients_equal_autograd(path):
     n, B, m = 150, 400, 9
     p = feature_probabilities("power-a1.3", n)

@@ -2,8 +2,9 @@
 
 ``train_cells`` trains C cells (different weight decay γ and width m, same feature law, n, batch
 and schedule) on one shared input stream drawn sparsely (only the ≈ batch·Σp active entries), with
-hand-written gradients that use the sparsity of x (x·W is a gather, rows without an active feature
-are summed in closed form) and cache-sized row blocks. ``reference_train`` is the paper's plain loop (dense random
+hand-written gradients that use the sparsity of x: rows without an active feature are summed in
+closed form, and the dense products run over the batch's few distinct active features (or, where
+that is cheaper, its active rows) instead of the whole batch. ``reference_train`` is the paper's plain loop (dense random
 input, autograd, one cell), kept as the ground truth for tests and the benchmark.
 
 Mathematics (both trainers): W₀ = randn(n, m)/√m, b₀ = randn(n); loss = mean over batch and
@@ -120,8 +121,9 @@ def train_cells(
     largest m: padded columns have zero gradient, zero Adam moments and stay exactly zero under both
     decay rules, so padding does not change the mathematics.
 
-    ``path``: 'gram' forms G = W Wᵀ (cost ∝ n²m, independent of batch); 'hidden' forms h = x W
-    (cost ∝ batch·n·m); 'auto' picks the cheaper. ``checkpoint``: file written atomically every
+    ``path``: 'features' forms the rows of W Wᵀ of the batch's active features (cost ∝ a·n·m),
+    'hidden' forms h = x W (cost ∝ rows·n·m); 'auto' picks the cheaper for each batch and width
+    (``choose_path``), and the choice is a function of the batch, so a resumed run repeats it. ``checkpoint``: file written atomically every
     ``checkpoint_every`` steps and resumed from when present and made with the same settings.
     """
     if len(gammas) != len(widths) or not gammas:
@@ -162,12 +164,11 @@ def train_cells(
             log.warning("%s: ignoring checkpoint %s made with other settings", label, ckpt)
 
     sampler = SparseSampler(p, B, gen)
-    expected_rows = B * (1.0 - float(torch.exp(torch.log1p(-p.clamp(max=1 - 1e-12)).sum())))
-    if path not in ("auto", "gram", "hidden"):
-        raise ValueError(f"path must be 'auto', 'gram' or 'hidden', not {path!r}")
-    paths = {m: path if path != "auto" else choose_path(n, m, expected_rows) for m in groups}
-    log.info("%s: %d cells (gamma, m) = %s, %d steps, batch %d, paths %s, from step %d",
-             label, C, list(zip(gammas, widths)), S.steps, B, paths, start)
+    if path not in ("auto", "features", "hidden"):
+        raise ValueError(f"path must be 'auto', 'features' or 'hidden', not {path!r}")
+    log.info("%s: %d cells (gamma, m) = %s, %d steps, batch %d, path %s, from step %d",
+             label, C, list(zip(gammas, widths)), S.steps, B, path, start)
+    path_steps = {m: {"features": 0, "hidden": 0} for m in groups}
     t0 = time.monotonic()
     t_last = t0
     for step in range(start, S.steps):
@@ -175,7 +176,9 @@ def train_cells(
         batch = _Batch(*sampler.sample(), B, n)
         for m, idx in groups.items():
             lr_w, lr_b = (lr * f for lr in cell_lrs(S, m))
-            loss = torch.tensor([_step_cell(params[m], j, batch, paths[m], lr_w, lr_b, step + 1, S)
+            pm = path if path != "auto" else choose_path(m, batch.Ba, batch.n_features)
+            path_steps[m][pm] += 1
+            loss = torch.tensor([_step_cell(params[m], j, batch, pm, lr_w, lr_b, step + 1, S)
                                  for j in range(len(idx))])
             if not bool(torch.isfinite(loss).all()):
                 c = idx[int(torch.nonzero(~torch.isfinite(loss))[0])]
@@ -197,6 +200,7 @@ def train_cells(
             log.info("%s: step %d/%d (%.0f%%), %.1f steps/s, eta %.0fs, loss %s", label, done, S.steps,
                      100 * done / S.steps, rate, (S.steps - done) / max(rate, 1e-9),
                      " ".join(f"{v:.3e}" for v in losses[:, step].tolist()))
+    log.info("%s: steps per gradient route and width: %s", label, path_steps)
 
     out = []
     for c, (gmm, m) in enumerate(zip(gammas, widths)):
@@ -207,16 +211,21 @@ def train_cells(
     return out
 
 
-def choose_path(n: int, m: int, active_rows: float) -> str:
-    """'gram' when forming W Wᵀ (4n²m flops plus ~6 passes over an n×n matrix) is clearly cheaper
-    than the hidden-state route (6·rows·n·m flops). Measured on a 2-core CPU the n×n passes cost
-    more than their flops suggest, so 'gram' must win by 2× on this count to be chosen."""
-    return "gram" if 2.0 * (4.0 * n * n * m + 48.0 * n * n) < 6.0 * active_rows * n * m else "hidden"
+def choose_path(m: int, active_rows: float, active_features: float) -> str:
+    """The cheaper exact gradient route for one cell and batch. 'hidden' costs 6·rows·n·m flops
+    (rows: samples with an active feature); 'features' costs 6·a·n·m (a: distinct active features)
+    plus about 5·a·n more memory traffic for its (a × n) tables, which on a 2-core CPU weighs like
+    m ≈ 30 extra columns. Measured at n = 1000, batch 2048: the rule picks the faster route in every
+    case of power laws α ∈ {1, 1.5, 2} and the linear law at m ∈ {10, 25, 100}, where the two differ
+    by more than the timing noise."""
+    return "features" if active_features * (m + 30.0) < active_rows * m else "hidden"
 
 
 class _Batch:
     """One sparse input batch: the K active entries (row, feature, value) sorted by row, their row
-    index among the Ba distinct active rows (``rid``), and row chunks for cache-sized blocks."""
+    index among the Ba distinct active rows (``rid``), row chunks for cache-sized blocks, and the
+    same entries grouped by feature: the a distinct active features ``act``, each entry's index
+    among them (``inv``) and, in feature order, the entries' rows, values and group offsets."""
 
     def __init__(self, rows, feats, vals, B: int, n: int, chunk_rows: int = 512):
         urows, rid, counts = torch.unique_consecutive(rows, return_inverse=True, return_counts=True)
@@ -231,17 +240,35 @@ class _Batch:
             r1 = min(r0 + chunk_rows, self.Ba)
             k0 = 0 if r0 == 0 else e[r0 - 1]
             self.chunks.append((r0, r1, k0, e[r1 - 1]))
+        self.act, self.inv, fcounts = torch.unique(feats, return_inverse=True, return_counts=True)
+        order = torch.argsort(self.inv, stable=True)
+        self.f_rid, self.f_vals = rid[order], vals[order]
+        self.f_offsets = torch.cumsum(fcounts, 0) - fcounts
+
+    @property
+    def n_features(self) -> int:
+        return self.act.numel()
 
 
 def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str) -> tuple[float, torch.Tensor, torch.Tensor]:
     """Loss (mean over batch and features) and its gradients (n, m), (n,) for one cell on batch x.
 
+    Both routes are exact. With pre = x W Wᵀ + b and R = dL/dpre, dL/dW = (xᵀR) W + Rᵀ(x W).
+
+    'hidden' forms h = x W (a gather) and the three products h Wᵀ, R W, Rᵀ h, each ∝ rows·n·m.
     Rows are processed in chunks of ≤ 512 active rows so that pre-activations (chunk × n floats)
     stay in cache; stacking many cells into one big tensor was measured 3× slower on a 2-core CPU
-    because those tensors spill to memory. A trained model's negative biases switch off ~99 % of
-    the outputs, so dL/dpre is sparse, but gathering its non-zeros (nonzero + index_add) measured
-    2–6× slower than the dense products on this CPU, so the products stay dense.
+    because those tensors spill to memory.
+
+    'features' uses that x has only a ≪ batch distinct active features (a ≈ 180 of n = 1000 at
+    α = 1.5, batch 2048): it forms the a rows G_A = W_A Wᵀ of the Gram matrix, pre = x_A G_A + b (a
+    weighted gather), D = x_Aᵀ R (another, grouped by feature) and dL/dW = scatter_A(D W) + Dᵀ W_A,
+    three products ∝ a·n·m.
     """
+    if path == "features":
+        return _loss_and_grads_features(W, b, x)
+    if path != "hidden":
+        raise ValueError(f"path must be 'features' or 'hidden', not {path!r}")
     B, n = x.B, x.n
     Wt = W.t().contiguous()  # (m, n): MKL is ~4× faster with this orientation than a skinny (n, m)
     relu_b = b.clamp_min(0.0)
@@ -249,41 +276,53 @@ def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str) -> tu
     sq = n_empty * float((relu_b**2).sum())
     gb = n_empty * relu_b
     gW = torch.zeros_like(W)
-    if path == "gram":
-        table = W @ Wt  # G = W Wᵀ, (n, n)
-        dG = torch.zeros(n, n)
-    else:
-        table = W
-        gWt = torch.zeros_like(Wt)
+    gWt = torch.zeros_like(Wt)
     for r0, r1, k0, k1 in x.chunks:
         feats, vals = x.feats[k0:k1], x.vals[k0:k1]
         rid = x.rid[k0:k1] - r0
         offs = x.row_offsets[r0:r1] - k0
-        # z = x_chunk @ table: each active row sums its features' rows, weighted by their values
-        z = torch.nn.functional.embedding_bag(feats, table, offs, mode="sum", per_sample_weights=vals)
-        pre = z.add_(b) if path == "gram" else torch.addmm(b, z, Wt)  # (rows, n)
-        y = pre.clamp_min_(0.0)  # in place: ReLU
-        y_act = y[rid, feats]  # outputs at the active entries
-        res = y_act - vals  # residual there (the loss counts it even where the ReLU is off)
-        yf = y.view(-1)
-        sq += float(torch.dot(yf, yf)) - float(y_act.dot(y_act)) + float(res.dot(res))
-        r_act = (y_act - vals) * (y_act > 0)  # dL/dpre there needs the ReLU mask
-        # R = dL/dpre · (B n / 2): equals y off the active entries (ReLU already 0 where pre ≤ 0)
-        R = y
-        R[rid, feats] = r_act
+        # h = x_chunk W: each active row sums its features' rows of W, weighted by their values
+        z = torch.nn.functional.embedding_bag(feats, W, offs, mode="sum", per_sample_weights=vals)
+        y = torch.addmm(b, z, Wt).clamp_min_(0.0)  # (rows, n) ReLU(pre)
+        R, sq_rows = _residual_into(y, rid, feats, vals)
+        sq += sq_rows
         gb += R.sum(0)
-        if path == "gram":
-            dG.index_add_(0, feats, R[rid] * vals[:, None])  # xᵀ R
-        else:
-            # dL/dW ∝ Rᵀ h + xᵀ (R W), with h = z
-            dh = (Wt @ R.t()).t()  # (rows, m) = R W
-            gW.index_add_(0, feats, dh[rid] * vals[:, None])
-            gWt += z.t() @ R
-    if path == "gram":
-        dG += dG.t().contiguous()  # dL/dW ∝ (xᵀR + Rᵀx) W
-        gW = dG @ W
-    else:
-        gW += gWt.t()
+        dh = (Wt @ R.t()).t()  # (rows, m) = R W
+        gW.index_add_(0, feats, dh[rid] * vals[:, None])  # xᵀ (R W)
+        gWt += z.t() @ R  # (Rᵀ h)ᵀ
+    gW += gWt.t()
+    scale = 2.0 / (B * n)
+    return sq / (B * n), gW.mul_(scale), gb.mul_(scale)
+
+
+def _residual_into(y: torch.Tensor, rid, feats, vals) -> tuple[torch.Tensor, float]:
+    """Turn y = ReLU(pre) (rows × n, in place) into R = dL/dpre · (B n / 2); return it and the rows'
+    summed squared error. R equals y off the active entries (the ReLU is already 0 where
+    pre ≤ 0); at an active entry the residual y − x counts in the loss even where the ReLU is off,
+    but its gradient needs the ReLU mask."""
+    y_act = y[rid, feats]
+    res = y_act - vals
+    yf = y.view(-1)
+    sq = float(torch.dot(yf, yf)) - float(y_act.dot(y_act)) + float(res.dot(res))
+    y[rid, feats] = res * (y_act > 0)
+    return y, sq
+
+
+def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch) -> tuple[float, torch.Tensor, torch.Tensor]:
+    B, n = x.B, x.n
+    relu_b = b.clamp_min(0.0)
+    n_empty = B - x.Ba
+    WA = W[x.act]  # (a, m)
+    Wt = W.t().contiguous()  # (m, n); the products below are oriented as MKL runs them fastest at small m
+    GA = WA @ Wt  # (a, n) rows of W Wᵀ
+    emb = torch.nn.functional.embedding_bag
+    y = emb(x.inv, GA, x.row_offsets, mode="sum", per_sample_weights=x.vals).add_(b).clamp_min_(0.0)
+    R, sq_rows = _residual_into(y, x.rid, x.feats, x.vals)
+    sq = n_empty * float((relu_b**2).sum()) + sq_rows
+    gb = R.sum(0).add_(relu_b, alpha=n_empty)
+    D = emb(x.f_rid, R, x.f_offsets, mode="sum", per_sample_weights=x.f_vals)  # (a, n)
+    gW = (WA.t() @ D).t().contiguous()  # Rᵀ x W
+    gW.index_add_(0, x.act, (Wt @ D.t()).t())  # xᵀ R W
     scale = 2.0 / (B * n)
     return sq / (B * n), gW.mul_(scale), gb.mul_(scale)
 
