@@ -219,3 +219,26 @@ def test_loss_stride_keeps_exactly_the_selected_layers(tok, texts):
     for v in ("logit_lens", "last_block"):
         cols = some[f"loss_{v}_layers"].long()
         assert torch.allclose(some[f"loss_{v}"], full[f"loss_{v}"][:, cols], atol=1e-5)
+
+
+def test_bfloat16_extraction_agrees_with_float32(tmp_path, tok, texts):
+    """The GPU setting (bf16 weights and activations) on the CPU: same tokens, and metrics within
+    bf16 rounding of the float32 run (angles computed from bf16 states, losses from bf16 logits)."""
+    model = tiny_model("qwen2", vocab_size=len(tok), layers=4)
+    runs = {}
+    for dt in ("float32", "bfloat16"):
+        out = tmp_path / f"{dt}.safetensors"
+        extract(copy.deepcopy(model), tok, texts[:4], list(range(4)), out, model_name="qwen2", max_tokens=48,
+                batch_tokens=96, dtype=dt, device="cpu")
+        runs[dt], summary, _ = load_token_metrics(out)
+        assert summary["dtype"] == dt
+    a, b = runs["float32"], runs["bfloat16"]
+    assert torch.equal(a["token_id"], b["token_id"]) and torch.equal(a["position"], b["position"])
+    for k in ("theta", "theta_dh", "angle_to_last"):
+        diff = (a[k] - b[k]).abs()
+        assert float(diff.mean()) < math.radians(1.0), k  # bf16 keeps ~3 significant digits
+        assert float(diff.max()) < math.radians(10.0), k
+    rel = ((a["norm"] - b["norm"]).abs() / a["norm"]).mean()
+    assert float(rel) < 0.01
+    lens = (a["loss_logit_lens"] - b["loss_logit_lens"]).abs().mean() / a["loss_logit_lens"].abs().mean()
+    assert float(lens) < 0.02

@@ -177,7 +177,7 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
         g = StudentGroup(S, depth, settings.width, settings.vocab, block=variant["block"],
                          learned_head=variant["head"] == "learned", seed=settings.seed * 1000 + gi).to(dev)
         groups.append(g)
-        opts.append(torch.optim.Adam(g.parameters(), lr=base_lr(settings, depth)))
+        opts.append(torch.optim.Adam(g.parameters(), lr=base_lr(settings, depth), foreach=True))
     data_gen = torch.Generator(device="cpu").manual_seed(settings.seed * 7919 + 17)
     train_loss = np.zeros((len(groups), S, steps), dtype=np.float32)
     test_curve: list[list[tuple[int, float]]] = [[[] for _ in range(S)] for _ in groups]
