@@ -38,6 +38,7 @@ rule depth_toy_tables:
         runs="results/depth_toy/runs.csv",
         exponents="results/depth_toy/exponents.csv",
         angles="results/depth_toy/angles.csv",
+        trajectory="results/depth_toy/exponent_vs_step.csv",
     log:
         "logs/depth_toy/tables.log",
     benchmark:
@@ -56,6 +57,7 @@ rule depth_toy_section:
         runs="results/depth_toy/runs.csv",
         exponents="results/depth_toy/exponents.csv",
         angles="results/depth_toy/angles.csv",
+        trajectory="results/depth_toy/exponent_vs_step.csv",
     output:
         html="results/depth_toy/section.html",
         headline="results/depth_toy/headline.json",

@@ -4,6 +4,7 @@ config that fails before any job."""
 import json
 
 import pandas as pd
+import pytest
 import yaml
 from conftest import run_snakemake
 
@@ -31,7 +32,12 @@ def test_depth_toy_end_to_end(tmp_path):
     assert [r["paper"] for r in rows] == ["≈ 1", "≈ 3"]
     mse = ex[ex.variant == "mse"].set_index("kind").alpha
     assert rows[0]["value"] == mse["independent"] and rows[1]["value"] == mse["tied"]
-    assert (res / "section.html").read_text().count("data:image/png;base64") >= 4
+    traj = pd.read_csv(res / "exponent_vs_step.csv")
+    assert len(traj) == 2 * len(ex)  # two evaluations (step 10 and the last) per (kind, variant, T)
+    last = traj[traj.step == 20].set_index(["kind", "variant", "temperature"]).alpha.sort_index()
+    assert last.to_numpy() == pytest.approx(
+        ex.set_index(["kind", "variant", "temperature"]).alpha.sort_index().to_numpy(), rel=1e-9)
+    assert (res / "section.html").read_text().count("data:image/png;base64") >= 5
     student = res / "runs/tied/learned_head/rep0/T0.1/depth4.json"
     rec = json.loads(student.read_text())
     assert rec["temperature"] == 0.1 and rec["depth"] == 4 and len(rec["test_curve"]) == 2

@@ -112,6 +112,21 @@ def exponents(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def exponent_trajectory(curves: pd.DataFrame) -> pd.DataFrame:
+    """α_ℓ ± SE per (kind, variant, temperature) at every evaluated training step, from ``curves`` with
+    columns kind, variant, temperature, replicate, depth, step, test_loss (every student's test curve).
+    Shows whether the exponent has settled: a student far from convergence has a rising α_ℓ."""
+    rows = []
+    key = curves.assign(temperature=curves["temperature"].fillna(-1.0))
+    for (kind, variant, temp, step), grp in key.groupby(["kind", "variant", "temperature", "step"], sort=True):
+        if grp["depth"].nunique() < 2:
+            continue
+        fit = fit_power_law(grp["depth"], grp["test_loss"])
+        rows.append({"kind": kind, "variant": variant, "temperature": np.nan if temp < 0 else temp,
+                     "step": int(step), "alpha": fit["alpha"], "alpha_se": fit["alpha_se"]})
+    return pd.DataFrame(rows, columns=["kind", "variant", "temperature", "step", "alpha", "alpha_se"])
+
+
 def combined_exponent(ex: pd.DataFrame, kind: str, variant: str) -> tuple[float, float, int]:
     """Inverse-variance weighted mean α_ℓ over the temperatures of (kind, variant), with its SE and the
     number of fits (one fit without SE: its value and NaN)."""
@@ -133,5 +148,5 @@ def mean_update_angle(angles: pd.DataFrame, model: str = "teacher") -> pd.DataFr
     return (sel.groupby(["kind", "depth"], as_index=False)[["angle_update_deg", "angle_state_deg"]].mean())
 
 
-__all__ = ["RUN_COLUMNS", "angle_table", "combined_exponent", "exponents", "fit_power_law",
+__all__ = ["RUN_COLUMNS", "angle_table", "combined_exponent", "exponent_trajectory", "exponents", "fit_power_law",
            "mean_update_angle", "state_angles"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth.depth_toy.analysis import RUN_COLUMNS, angle_table, exponents
+from depthwidth.depth_toy.analysis import RUN_COLUMNS, angle_table, exponent_trajectory, exponents
 from depthwidth.depth_toy.model import Teacher
 from depthwidth.depth_toy.pipeline import temp_label
 
@@ -47,14 +47,16 @@ def write_job_outputs(records: list[dict], teacher: Teacher, kind: str, variant:
 
 
 def collect_tables(student_paths: list[str], angle_paths: list[str], runs_out: str, exponents_out: str,
-                   angles_out: str) -> pd.DataFrame:
-    """runs.csv (one row per student, RUN_COLUMNS), exponents.csv (α_ℓ ± SE per kind, variant, T) and
-    all angle tables stacked."""
-    rows = []
+                   angles_out: str, trajectory_out: str | None = None) -> pd.DataFrame:
+    """runs.csv (one row per student, RUN_COLUMNS), exponents.csv (α_ℓ ± SE per kind, variant, T), all
+    angle tables stacked, and (``trajectory_out``) α_ℓ at every evaluated step of training."""
+    rows, curve_rows = [], []
     for p in student_paths:
         with open(p) as f:
             r = json.load(f)
         rows.append({k: r[k] for k in RUN_COLUMNS})
+        curve_rows += [{**{k: r[k] for k in ("kind", "variant", "temperature", "replicate", "depth")},
+                        "step": int(step), "test_loss": float(loss)} for step, loss in r.get("test_curve", [])]
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS).sort_values(["kind", "variant", "temperature", "replicate",
                                                                  "depth"])
     runs.to_csv(runs_out, index=False)
@@ -62,6 +64,10 @@ def collect_tables(student_paths: list[str], angle_paths: list[str], runs_out: s
     ex.to_csv(exponents_out, index=False)
     angles = pd.concat([pd.read_csv(p) for p in angle_paths], ignore_index=True)
     angles.to_csv(angles_out, index=False)
+    if trajectory_out is not None:
+        exponent_trajectory(pd.DataFrame(curve_rows, columns=["kind", "variant", "temperature", "replicate", "depth",
+                                                              "step", "test_loss"])).to_csv(trajectory_out,
+                                                                                            index=False)
     for _, e in ex.iterrows():
         t = "" if not np.isfinite(e["temperature"]) else f" T={e['temperature']:.4g}"
         log.info("alpha_l %s/%s%s = %.3f ± %.3f", e["kind"], e["variant"], t, e["alpha"], e["alpha_se"])

@@ -92,8 +92,30 @@ def _angles_fig(angles: pd.DataFrame):
     return fig
 
 
+def _alpha_vs_step(traj: pd.DataFrame):
+    variants = list(dict.fromkeys(traj["variant"]))
+    fig, axes = plt.subplots(1, len(variants), figsize=(5.2 * len(variants), 3.8), squeeze=False, sharey=True)
+    for ax, variant in zip(axes[0], variants):
+        for kind, (color, marker) in KIND_STYLE.items():
+            e = traj[(traj["kind"] == kind) & (traj["variant"] == variant)]
+            if e.empty:
+                continue
+            by_step = e.groupby("step")["alpha"]
+            mean = by_step.mean()
+            ax.plot(mean.index, mean.values, marker + "-", color=color, label=f"{kind} teacher")
+            if e["temperature"].notna().any():
+                ax.fill_between(mean.index, by_step.min().values, by_step.max().values, color=color, alpha=0.15)
+            ax.axhline(PAPER[kind][0], color=color, ls=":", lw=1)
+        ax.set_xlabel("training step")
+        ax.set_title(f"variant {variant}")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("depth exponent α_ℓ")
+    return fig
+
+
 def render(runs: pd.DataFrame, ex: pd.DataFrame, angles: pd.DataFrame, headline_variant: str,
-           settings_note: str = "", n_inputs: int = 512) -> tuple[str, list[dict]]:
+           settings_note: str = "", n_inputs: int = 512,
+           trajectory: pd.DataFrame | None = None) -> tuple[str, list[dict]]:
     """The section's HTML body and its headline rows."""
     variants = list(dict.fromkeys(runs["variant"]))
     if headline_variant not in variants:
@@ -113,6 +135,12 @@ def render(runs: pd.DataFrame, ex: pd.DataFrame, angles: pd.DataFrame, headline_
                                      f"Depth exponent α_ℓ (± standard error of the fit) against the teacher "
                                      f"temperature T, variant {variant}; dotted: the paper's α_ℓ ≈ 1 "
                                      "(independent) and ≈ 3 (tied, converged)."))
+    if trajectory is not None and len(trajectory) and trajectory["step"].nunique() > 1:
+        parts.append(figure_html(_alpha_vs_step(trajectory),
+                                 "Depth exponent α_ℓ fitted to the test losses at each evaluation during training "
+                                 "(results/depth_toy/exponent_vs_step.csv; mean over temperatures, band: their "
+                                 "range); dotted: the paper's converged values. An exponent still rising at the "
+                                 "last step means the students have not converged."))
     show = ex.copy()
     show["alpha_ℓ"] = [fmt_pm(a, s) for a, s in zip(show["alpha"], show["alpha_se"])]
     parts.append(table_html(show[["kind", "variant", "temperature", "replicates", "n_depths", "alpha_ℓ"]],
