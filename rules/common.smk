@@ -125,14 +125,25 @@ def superposition_analysis_params():
     return dict(sorted(SUPERPOSITION.get("analysis", {}).items()))
 
 
+def grow_with_attempt(base):
+    """A resource that grows on each retry, as the profile's set-resources do: base × attempt, where
+    base is a number or a function of the wildcards (a job's own estimate)."""
+
+    def resource(wildcards, attempt):
+        return int((base(wildcards) if callable(base) else base) * attempt)
+
+    return resource
+
+
 def superposition_runtime(wildcards):
     return superposition_pipeline.estimate_minutes(SUPERPOSITION, int(wildcards.m))
 
 
 def superposition_mem_mb(wildcards):
-    """W, Adam moments and one (512 × n) row block, plus ~400 MB for Python and torch."""
-    n = int(wildcards.n)
-    return int(400 + (16 * n * int(wildcards.m) + 8 * 512 * n + 4 * n * n) / 1e6)
+    """W and its Adam moments, three (batch × n) float32 blocks (pre-activations and their copies),
+    two (active features × n) tables with at most n rows, plus ~400 MB for Python and torch."""
+    n, batch = int(wildcards.n), int(SUPERPOSITION["batch_size"])
+    return int(400 + (16 * n * int(wildcards.m) + 12 * batch * n + 8 * n * n) / 1e6)
 
 
 # Depth toy (rules/depth_toy.smk; depthwidth.depth_toy.pipeline).

@@ -21,8 +21,12 @@ for _variant in depth_toy_variants():
             "../envs/depthwidth.yaml"
         threads: config["depth_toy"]["threads"]
         resources:
-            mem_mb=depth_toy_pipeline.mem_mb(config["depth_toy"], _variant),
-            runtime=depth_toy_pipeline.estimate_minutes(config["depth_toy"], _variant),
+            mem_mb=grow_with_attempt(
+                depth_toy_pipeline.mem_mb(config["depth_toy"], _variant)
+            ),
+            runtime=grow_with_attempt(
+                depth_toy_pipeline.estimate_minutes(config["depth_toy"], _variant)
+            ),
             gpu=0 if config["depth_toy"]["device"] == "cpu" else 1,
         params:
             train=depth_toy_train_params(_variant),

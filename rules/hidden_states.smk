@@ -18,8 +18,8 @@ rule hidden_states_extract:
     threads: 2
     resources:
         gpu=HIDDEN_STATES["gpu"]["gpus"],
-        mem_mb=HIDDEN_STATES["gpu"]["mem_mb"],
-        runtime=HIDDEN_STATES["gpu"]["runtime"],
+        mem_mb=grow_with_attempt(HIDDEN_STATES["gpu"]["mem_mb"]),
+        runtime=grow_with_attempt(HIDDEN_STATES["gpu"]["runtime"]),
     params:
         extract=hs_settings.extract_params(HIDDEN_STATES),
     script:

@@ -20,8 +20,8 @@ rule superposition_train:
         "../envs/depthwidth.yaml"
     threads: SUPERPOSITION.get("threads", 1)
     resources:
-        mem_mb=superposition_mem_mb,
-        runtime=superposition_runtime,
+        mem_mb=grow_with_attempt(superposition_mem_mb),
+        runtime=grow_with_attempt(superposition_runtime),
     params:
         train=superposition_train_params(),
     script:
