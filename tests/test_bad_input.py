@@ -84,6 +84,18 @@ def test_bad_config_stops_snakemake_before_any_job(tmp_path):
     assert "Invalid configuration (nothing was run)" in text
 
 
+def _failing_run(tmp_path: Path, target: str, cfg: Path, timeout: int = 180, **kw) -> tuple[Path, str]:
+    """Run Snakemake for ``target`` in a fresh folder with the test config and overlay ``cfg``; it must
+    fail. Returns the folder and everything it said (stdout, stderr and every job log)."""
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    p = run(wd, "--cores", "1", target, configs=[REPO / "config.yaml", REPO / "config" / "test.yaml", cfg],
+            check=False, timeout=timeout, **kw)
+    text = p.stdout + p.stderr + "".join(f.read_text() for f in (wd / "logs").rglob("*.log"))
+    assert p.returncode != 0, text[-3000:]
+    return wd, text
+
+
 def test_mirror_file_with_wrong_checksum_is_refused(tmp_path):
     """A mirror holding a corrupted copy of a pinned file (one byte changed): the fetch fails naming
     that file, both checksums and the fix, and no file appears at data/raw/ (not even a partial one)."""
@@ -95,12 +107,7 @@ def test_mirror_file_with_wrong_checksum_is_refused(tmp_path):
     (mirror / "chinchilla").mkdir(parents=True)
     (mirror / rel).write_bytes(bytes(bad))
     cfg = overlay(tmp_path, "bad_mirror", {"data": {"mirrors": [str(mirror)], "allow_network": False}})
-    wd = tmp_path / "wd"
-    wd.mkdir()
-    p = run(wd, "--cores", "1", f"data/raw/{rel}",
-            configs=[REPO / "config.yaml", REPO / "config" / "test.yaml", cfg], check=False, timeout=180)
-    text = p.stdout + p.stderr + "".join(f.read_text() for f in (wd / "logs").rglob("*.log"))
-    assert p.returncode != 0, text[-3000:]
+    wd, text = _failing_run(tmp_path, f"data/raw/{rel}", cfg)
     assert str(mirror / rel) in text and "checksum mismatch" in text, text[-3000:]
     assert hashlib.sha256(bytes(bad)).hexdigest() in text  # what it found
     assert hashlib.sha256(good).hexdigest() in text  # what it wanted
@@ -143,12 +150,7 @@ def test_truncated_local_corpus_stops_the_download_rule(tmp_path):
     _truncated_parquet(corpus)
     cfg = overlay(tmp_path, "truncated", {"hidden_states": {"corpus": {
         "name": "truncated-local", "source": "local", "local_path": str(corpus), "n_docs": 4, "docs_per_shard": 2}}})
-    wd = tmp_path / "wd"
-    wd.mkdir()
-    p = run(wd, "--cores", "1", "data/fineweb/truncated-local/shard-00000.parquet",
-            configs=[REPO / "config.yaml", REPO / "config" / "test.yaml", cfg], check=False, timeout=180)
-    text = p.stdout + p.stderr + "".join(f.read_text() for f in (wd / "logs").rglob("*.log"))
-    assert p.returncode != 0, text[-3000:]
+    wd, text = _failing_run(tmp_path, "data/fineweb/truncated-local/shard-00000.parquet", cfg)
     assert f"parquet file {corpus} is unreadable" in text and "truncated" in text and "Fix:" in text, text[-3000:]
     shards = list((wd / "data").rglob("*.parquet")) if (wd / "data").exists() else []
     assert not shards, f"a failed download left shards behind: {shards}"
@@ -159,14 +161,8 @@ def test_hub_model_offline_names_model_and_fix(tmp_path):
     its hub id, what was tried and the two fixes; data/models/<name>/manifest.json (the rule's output,
     written last) does not exist."""
     cfg = overlay(tmp_path, "offline", {"data": {"allow_network": False}})
-    wd = tmp_path / "wd"
-    wd.mkdir()
     env_extra = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty-hf-cache")}
-    p = run(wd, "--cores", "1", "data/models/smollm2-360m/manifest.json",
-            configs=[REPO / "config.yaml", REPO / "config" / "test.yaml", cfg], check=False, timeout=180,
-            extra_env=env_extra)
-    text = p.stdout + p.stderr + "".join(f.read_text() for f in (wd / "logs").rglob("*.log"))
-    assert p.returncode != 0, text[-3000:]
+    wd, text = _failing_run(tmp_path, "data/models/smollm2-360m/manifest.json", cfg, extra_env=env_extra)
     for s in ("model 'smollm2-360m'", "HuggingFaceTB/SmolLM2-360M", "could not be resolved", "Fix:",
               "models.smollm2-360m.source: local"):
         assert s in text, f"the error does not say {s!r}:\n{text[-3000:]}"
@@ -191,12 +187,7 @@ def test_training_that_diverges_to_nan_fails_without_output(tmp_path):
     cfg = overlay(tmp_path, "nan", {"superposition": {"lr": 1.0e8, "widths": [8], "weight_decays": [1.0],
                                                       "alphas": [1.5], "seeds": [0]}})
     cell = "results/superposition/cells/power-a1.5/n64/gamma1/m8/seed0"
-    wd = tmp_path / "wd"
-    wd.mkdir()
-    p = run(wd, "--cores", "1", f"{cell}/model.safetensors",
-            configs=[REPO / "config.yaml", REPO / "config" / "test.yaml", cfg], check=False, timeout=300)
-    text = p.stdout + p.stderr + "".join(f.read_text() for f in (wd / "logs").rglob("*.log"))
-    assert p.returncode != 0, text[-3000:]
+    wd, text = _failing_run(tmp_path, f"{cell}/model.safetensors", cfg, timeout=300)
     for s in ("training diverged (loss=nan)", "m=8", "lower superposition.lr", "No output was written"):
         assert s in text, f"the error does not say {s!r}:\n{text[-3000:]}"
     assert not (wd / cell / "model.safetensors").exists() and not (wd / cell / "train.json").exists()
