@@ -101,14 +101,15 @@ def fit_power_law(depths, losses) -> dict:
     return {"alpha": float(-coef[1]), "alpha_se": se, "log_c": float(coef[0]), "n_points": n, "n_depths": n_depths}
 
 
-def exponents(runs: pd.DataFrame) -> pd.DataFrame:
-    """α_ℓ ± SE per (kind, variant, temperature) from ``runs`` (columns RUN_COLUMNS)."""
+def exponents(runs: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
+    """α_ℓ ± SE per (kind, variant, temperature, *by) from ``runs`` (columns RUN_COLUMNS, plus ``by``)."""
     rows = []
+    keys = ["kind", "variant", "temperature", *by]
     key = runs.assign(temperature=runs["temperature"].fillna(-1.0))
-    for (kind, variant, temp), grp in key.groupby(["kind", "variant", "temperature"], sort=True):
+    for (kind, variant, temp, *extra), grp in key.groupby(keys, sort=True):
         fit = fit_power_law(grp["depth"], grp["test_loss"])
         rows.append({"kind": kind, "variant": variant, "temperature": np.nan if temp < 0 else temp,
-                     "replicates": grp["replicate"].nunique(), **fit})
+                     **dict(zip(by, extra)), "replicates": grp["replicate"].nunique(), **fit})
     return pd.DataFrame(rows)
 
 
@@ -116,15 +117,11 @@ def exponent_trajectory(curves: pd.DataFrame) -> pd.DataFrame:
     """α_ℓ ± SE per (kind, variant, temperature) at every evaluated training step, from ``curves`` with
     columns kind, variant, temperature, replicate, depth, step, test_loss (every student's test curve).
     Shows whether the exponent has settled: a student far from convergence has a rising α_ℓ."""
-    rows = []
-    key = curves.assign(temperature=curves["temperature"].fillna(-1.0))
-    for (kind, variant, temp, step), grp in key.groupby(["kind", "variant", "temperature", "step"], sort=True):
-        if grp["depth"].nunique() < 2:
-            continue
-        fit = fit_power_law(grp["depth"], grp["test_loss"])
-        rows.append({"kind": kind, "variant": variant, "temperature": np.nan if temp < 0 else temp,
-                     "step": int(step), "alpha": fit["alpha"], "alpha_se": fit["alpha_se"]})
-    return pd.DataFrame(rows, columns=["kind", "variant", "temperature", "step", "alpha", "alpha_se"])
+    cols = ["kind", "variant", "temperature", "step", "alpha", "alpha_se"]
+    if curves.empty:
+        return pd.DataFrame(columns=cols)
+    ex = exponents(curves, by=("step",))
+    return ex.loc[ex["n_depths"] >= 2, cols].reset_index(drop=True)
 
 
 def combined_exponent(ex: pd.DataFrame, kind: str, variant: str) -> tuple[float, float, int]:

@@ -47,9 +47,9 @@ def write_job_outputs(records: list[dict], teacher: Teacher, kind: str, variant:
 
 
 def collect_tables(student_paths: list[str], angle_paths: list[str], runs_out: str, exponents_out: str,
-                   angles_out: str, trajectory_out: str | None = None) -> pd.DataFrame:
+                   angles_out: str, trajectory_out: str) -> pd.DataFrame:
     """runs.csv (one row per student, RUN_COLUMNS), exponents.csv (α_ℓ ± SE per kind, variant, T), all
-    angle tables stacked, and (``trajectory_out``) α_ℓ at every evaluated step of training."""
+    angle tables stacked, and ``trajectory_out``: α_ℓ at every evaluated step of training."""
     rows, curve_rows = [], []
     for p in student_paths:
         with open(p) as f:
@@ -64,10 +64,9 @@ def collect_tables(student_paths: list[str], angle_paths: list[str], runs_out: s
     ex.to_csv(exponents_out, index=False)
     angles = pd.concat([pd.read_csv(p) for p in angle_paths], ignore_index=True)
     angles.to_csv(angles_out, index=False)
-    if trajectory_out is not None:
-        exponent_trajectory(pd.DataFrame(curve_rows, columns=["kind", "variant", "temperature", "replicate", "depth",
-                                                              "step", "test_loss"])).to_csv(trajectory_out,
-                                                                                            index=False)
+    curves = pd.DataFrame(curve_rows, columns=["kind", "variant", "temperature", "replicate", "depth", "step",
+                                               "test_loss"])
+    exponent_trajectory(curves).to_csv(trajectory_out, index=False)
     for _, e in ex.iterrows():
         t = "" if not np.isfinite(e["temperature"]) else f" T={e['temperature']:.4g}"
         log.info("alpha_l %s/%s%s = %.3f ± %.3f", e["kind"], e["variant"], t, e["alpha"], e["alpha_se"])

@@ -123,8 +123,9 @@ def train_cells(
 
     ``path``: 'features' forms the rows of W Wᵀ of the batch's active features (cost ∝ a·n·m),
     'hidden' forms h = x W (cost ∝ rows·n·m); 'auto' picks the cheaper for each batch and width
-    (``choose_path``), and the choice is a function of the batch, so a resumed run repeats it. ``checkpoint``: file written atomically every
-    ``checkpoint_every`` steps and resumed from when present and made with the same settings.
+    (``choose_path``), and the choice is a function of the batch, so a resumed run repeats it.
+    ``checkpoint``: file written atomically every ``checkpoint_every`` steps and resumed from when
+    present and made with the same settings.
     """
     if len(gammas) != len(widths) or not gammas:
         raise ValueError("gammas and widths must be non-empty lists of equal length")
@@ -271,10 +272,7 @@ def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str) -> tu
         raise ValueError(f"path must be 'features' or 'hidden', not {path!r}")
     B, n = x.B, x.n
     Wt = W.t().contiguous()  # (m, n): MKL is ~4× faster with this orientation than a skinny (n, m)
-    relu_b = b.clamp_min(0.0)
-    n_empty = B - x.Ba  # rows with no active feature: pre = b, summed in closed form
-    sq = n_empty * float((relu_b**2).sum())
-    gb = n_empty * relu_b
+    sq, gb = _empty_rows(b, x)
     gW = torch.zeros_like(W)
     gWt = torch.zeros_like(Wt)
     for r0, r1, k0, k1 in x.chunks:
@@ -295,6 +293,14 @@ def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str) -> tu
     return sq / (B * n), gW.mul_(scale), gb.mul_(scale)
 
 
+def _empty_rows(b: torch.Tensor, x: _Batch) -> tuple[float, torch.Tensor]:
+    """Summed squared error and dL/db · (B n / 2) of the rows with no active feature, in closed form:
+    there pre = b, so each such row contributes ‖ReLU(b)‖² and ReLU(b)."""
+    n_empty = x.B - x.Ba
+    relu_b = b.clamp_min(0.0)
+    return n_empty * float((relu_b**2).sum()), n_empty * relu_b
+
+
 def _residual_into(y: torch.Tensor, rid, feats, vals) -> tuple[torch.Tensor, float]:
     """Turn y = ReLU(pre) (rows × n, in place) into R = dL/dpre · (B n / 2); return it and the rows'
     summed squared error. R equals y off the active entries (the ReLU is already 0 where
@@ -310,16 +316,15 @@ def _residual_into(y: torch.Tensor, rid, feats, vals) -> tuple[torch.Tensor, flo
 
 def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch) -> tuple[float, torch.Tensor, torch.Tensor]:
     B, n = x.B, x.n
-    relu_b = b.clamp_min(0.0)
-    n_empty = B - x.Ba
     WA = W[x.act]  # (a, m)
     Wt = W.t().contiguous()  # (m, n); the products below are oriented as MKL runs them fastest at small m
     GA = WA @ Wt  # (a, n) rows of W Wᵀ
     emb = torch.nn.functional.embedding_bag
     y = emb(x.inv, GA, x.row_offsets, mode="sum", per_sample_weights=x.vals).add_(b).clamp_min_(0.0)
     R, sq_rows = _residual_into(y, x.rid, x.feats, x.vals)
-    sq = n_empty * float((relu_b**2).sum()) + sq_rows
-    gb = R.sum(0).add_(relu_b, alpha=n_empty)
+    sq, gb = _empty_rows(b, x)
+    sq += sq_rows
+    gb += R.sum(0)
     D = emb(x.f_rid, R, x.f_offsets, mode="sum", per_sample_weights=x.f_vals)  # (a, n)
     gW = (WA.t() @ D).t().contiguous()  # Rᵀ x W
     gW.index_add_(0, x.act, (Wt @ D.t()).t())  # xᵀ R W
