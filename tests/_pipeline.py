@@ -31,9 +31,10 @@ def env() -> dict:
 
 
 def snakemake_cmd(workdir: Path, *args: str, configs: list[Path] | None = None) -> list[str]:
-    """``snakemake -s <repo>/Snakefile -d <workdir> --configfile config.yaml config/test.yaml ... args``."""
+    """``snakemake -s <repo>/Snakefile -d <workdir> ARGS --configfile config.yaml config/test.yaml ...``.
+    ``--configfile`` takes several values, so it comes last: a target after it would be read as a config file."""
     configs = BASE_CONFIGS if configs is None else configs
-    return [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(workdir), "--configfile", *map(str, configs), *args]
+    return [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(workdir), *args, "--configfile", *map(str, configs)]
 
 
 def run(workdir: Path, *args: str, configs: list[Path] | None = None, timeout: float = 600,
@@ -70,8 +71,10 @@ def overlay(tmp: Path, name: str, changes: dict) -> Path:
     return path
 
 
-def planned_jobs(text: str) -> dict[str, int]:
-    """Rule -> job count from the 'Job stats' table that ``snakemake -n`` prints ({} if nothing to do)."""
+def planned_jobs(output: str | subprocess.CompletedProcess) -> dict[str, int]:
+    """Rule -> job count from the 'Job stats' table that ``snakemake -n`` prints ({} if nothing to do);
+    ``output`` is the printed text or the finished process."""
+    text = output if isinstance(output, str) else (output.stdout or "") + (output.stderr or "")
     out: dict[str, int] = {}
     m = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\n\s*total\s+\d+", text, re.DOTALL)
     if not m:
