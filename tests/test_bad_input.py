@@ -13,18 +13,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _pipeline import REPO, merge, merged_config, overlay, run
+from _pipeline import BASE_CONFIGS, merge, merged_config, overlay, run
+from conftest import SHARED_DATA
 
 from depthwidth.config import ConfigError, validate_config
-
-SHARED = (REPO / ".." / "shared" / "data").resolve()
 
 
 def _fails_before_any_job(wd: Path, cfg: Path, *must_say: str) -> str:
     """Run the default target with ``cfg`` overlaid; assert it fails, says all of ``must_say``, and
     created none of the pipeline's folders."""
-    p = run(wd, "--cores", "1", configs=[REPO / "config.yaml", REPO / "config" / "test.yaml", cfg],
-            check=False, timeout=180)
+    p = run(wd, "--cores", "1", configs=[*BASE_CONFIGS, cfg], check=False, timeout=180)
     text = p.stdout + p.stderr
     assert p.returncode != 0, f"a bad config ran to completion:\n{text[-3000:]}"
     for s in must_say:
@@ -89,8 +87,8 @@ def _failing_run(tmp_path: Path, target: str, cfg: Path, timeout: int = 180, **k
     fail. Returns the folder and everything it said (stdout, stderr and every job log)."""
     wd = tmp_path / "wd"
     wd.mkdir()
-    p = run(wd, "--cores", "1", target, configs=[REPO / "config.yaml", REPO / "config" / "test.yaml", cfg],
-            check=False, timeout=timeout, **kw)
+    p = run(wd, "--cores", "1", target, configs=[*BASE_CONFIGS, cfg], check=False, timeout=timeout,
+            **kw)
     text = p.stdout + p.stderr + "".join(f.read_text() for f in (wd / "logs").rglob("*.log"))
     assert p.returncode != 0, text[-3000:]
     return wd, text
@@ -100,7 +98,7 @@ def test_mirror_file_with_wrong_checksum_is_refused(tmp_path):
     """A mirror holding a corrupted copy of a pinned file (one byte changed): the fetch fails naming
     that file, both checksums and the fix, and no file appears at data/raw/ (not even a partial one)."""
     rel = "chinchilla/svg_extracted_data.csv"
-    good = (SHARED / rel).read_bytes()
+    good = (SHARED_DATA / rel).read_bytes()
     bad = bytearray(good)
     bad[len(bad) // 2] ^= 0x01  # one flipped bit: same size, same look, wrong bytes
     mirror = tmp_path / "mirror"
