@@ -1,8 +1,7 @@
-"""Report helpers: figures embedded as base64 PNG, tables, stage sections, and the assembled page."""
+"""Helpers for the stages' report sections: figure files, tables, number formatting, headline rows."""
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 import json
@@ -15,18 +14,35 @@ matplotlib.use("Agg")  # no display on cluster nodes
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from depthwidth.files import atomic_write_bytes, atomic_write_text  # noqa: E402
+
 HEADLINE_KEYS = ("quantity", "paper", "value", "err", "agree", "source", "note")
 
 
-def figure_html(fig, caption: str, alt: str | None = None, dpi: int = 110) -> str:
-    """Embed a matplotlib figure as a PNG data URI inside <figure> with a caption; closes the figure."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode()
-    alt = html.escape(alt or caption.split(".")[0])
-    return (f'<figure><img src="data:image/png;base64,{data}" alt="{alt}">'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+class Figures:
+    """Where one section's figures go: ``<folder>/<name>.png`` with its caption beside it as
+    ``<name>.txt``. ``html`` returns the <figure> element that points at the file; the report rule
+    embeds the file into the page (``depthwidth.report.page``), so the page stays self-contained while
+    every figure is also a PNG anyone can reuse or diff."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.names: list[str] = []
+
+    def html(self, fig, name: str, caption: str, alt: str | None = None, dpi: int = 110) -> str:
+        """Save ``fig`` as ``<folder>/<name>.png`` (and the caption), close it, return its <figure>."""
+        if name in self.names:
+            raise ValueError(f"figure name {name!r} used twice in {self.folder}")
+        self.names.append(name)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+        plt.close(fig)
+        atomic_write_bytes(self.folder / f"{name}.png", buf.getvalue())
+        atomic_write_text(self.folder / f"{name}.txt", caption + "\n")
+        alt = html.escape(alt or caption.split(".")[0])
+        src = html.escape((self.folder / f"{name}.png").as_posix())
+        return f'<figure><img src="{src}" alt="{alt}"><figcaption>{html.escape(caption)}</figcaption></figure>'
 
 
 def plain_log_ticks(ax, axis: str = "y") -> None:
