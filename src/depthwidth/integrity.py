@@ -1,0 +1,164 @@
+"""Integrity of what a step reads back: checkpoints and finished files carry a seal, written last.
+
+A seal is a small JSON file beside the data, ``.<name>.seal.json``, holding the data file's SHA-256 and
+size, a fingerprint of everything that determines its contents (settings, inputs' checksums) and, for
+tables, the row count. Because it is written after the data (both atomically), a file without a valid
+seal is incomplete, damaged, or from other settings:
+
+- a checkpoint that fails the check is logged with its path, moved aside (``<name>.bad-<time>``) and the
+  job starts from scratch: ``load_checkpoint`` returns None, and no person has to delete anything;
+- a finished file that fails it stops the consumer with an error naming the file and the fix
+  (``check_sealed``), instead of a silently wrong number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from depthwidth.files import atomic_torch_save, atomic_write_json
+
+log = logging.getLogger("depthwidth")
+
+
+class IntegrityError(RuntimeError):
+    """A file that a step reads is damaged, incomplete or from other settings; the message names it."""
+
+
+def fingerprint(obj: Any) -> str:
+    """SHA-256 of ``obj`` as canonical JSON (sorted keys): the same settings give the same fingerprint."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def seal_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path.with_name(f".{path.name}.seal.json")
+
+
+def seal(path: str | Path, fp: Any = None, **meta) -> None:
+    """Write the seal of the (already complete) file ``path``: checksum, size, fingerprint, ``meta``."""
+    path = Path(path)
+    record = {"sha256": file_sha256(path), "bytes": path.stat().st_size,
+              "fingerprint": fingerprint(fp) if fp is not None else None, **meta}
+    atomic_write_json(seal_path(path), record)
+
+
+def seal_problem(path: str | Path, fp: Any = None) -> str | None:
+    """Why ``path`` does not match its seal (or None where it does). ``fp`` is checked when given."""
+    path, sp = Path(path), seal_path(path)
+    if not path.exists():
+        return "it does not exist"
+    if not sp.exists():
+        return f"it has no seal ({sp.name}): it was not completely written, or by an older version"
+    try:
+        record = json.loads(sp.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        return f"its seal {sp.name} is unreadable ({e})"
+    size = path.stat().st_size
+    if record.get("bytes") != size:
+        return f"it has {size} bytes where its seal recorded {record.get('bytes')} (truncated or changed)"
+    if file_sha256(path) != record.get("sha256"):
+        return "its checksum differs from the one recorded when it was written (damaged or changed)"
+    if fp is not None and record.get("fingerprint") != fingerprint(fp):
+        return "it was written for other settings or inputs (its fingerprint differs)"
+    return None
+
+
+def read_seal(path: str | Path) -> dict:
+    return json.loads(seal_path(path).read_text())
+
+
+def check_sealed(path: str | Path, rule: str, fp: Any = None) -> dict:
+    """Raise ``IntegrityError`` naming ``path`` and the fix unless it matches its seal; return the seal."""
+    problem = seal_problem(path, fp)
+    if problem:
+        raise IntegrityError(
+            f"{path}: {problem}. Nothing was computed from it. "
+            f"Fix: snakemake --forcerun {rule} <your target> (it rewrites the file), then rerun."
+        )
+    return read_seal(path)
+
+
+def quarantine(path: str | Path, why: str) -> Path:
+    """Move a bad file (and its seal) aside as ``<name>.bad-<unix time>``; log it; return the new path."""
+    path = Path(path)
+    dest = path.with_name(f"{path.name}.bad-{int(time.time())}")
+    os.replace(path, dest)
+    sp = seal_path(path)
+    if sp.exists():
+        os.replace(sp, seal_path(dest))
+    log.warning("%s: %s; moved aside to %s and starting from scratch", path, why, dest.name)
+    return dest
+
+
+def usable(path: str | Path, fp: Any) -> bool:
+    """True where ``path`` exists and matches its seal and fingerprint; a mismatching file is moved aside."""
+    path = Path(path)
+    if not path.exists():
+        return False
+    problem = seal_problem(path, fp)
+    if problem:
+        quarantine(path, problem)
+        return False
+    return True
+
+
+def save_checkpoint(obj: Any, path: str | Path, fp: Any) -> None:
+    """``torch.save`` atomically, then the seal (the complete-write marker)."""
+    atomic_torch_save(obj, path)
+    seal(path, fp)
+
+
+def load_checkpoint(path: str | Path, fp: Any, **torch_load_kwargs) -> Any | None:
+    """The checkpoint at ``path`` if it is complete, undamaged and for these settings; else None (a bad
+    one is moved aside with a log line naming it)."""
+    import torch
+
+    path = Path(path)
+    if not usable(path, fp):
+        return None
+    try:
+        return torch.load(path, **torch_load_kwargs)
+    except Exception as e:  # a sealed file that still fails to load: treat as damaged, never trust it
+        quarantine(path, f"it could not be read ({type(e).__name__}: {e})")
+        return None
+
+
+def write_table(df, path: str | Path, fp: Any = None) -> None:
+    """A finished table (CSV or parquet by suffix), written atomically and sealed with its row count."""
+    from depthwidth.files import atomic_write_csv, atomic_write_parquet
+
+    path = Path(path)
+    (atomic_write_parquet if path.suffix == ".parquet" else atomic_write_csv)(path, df)
+    seal(path, fp, rows=int(len(df)), columns=[str(c) for c in df.columns])
+
+
+def read_table(path: str | Path, rule: str, columns: tuple[str, ...] = ()):
+    """Read a table that ``rule`` wrote with ``write_table``; check its seal, rows and ``columns``."""
+    import pandas as pd
+
+    path = Path(path)
+    record = check_sealed(path, rule)
+    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    missing = [c for c in columns if c not in df.columns]
+    problem = None
+    if len(df) != record.get("rows", len(df)):
+        problem = f"it has {len(df)} rows where {rule} wrote {record.get('rows')}"
+    elif missing:
+        problem = f"it lacks the columns {missing}"
+    if problem:
+        raise IntegrityError(f"{path}: {problem}. Fix: snakemake --forcerun {rule} <your target>, then rerun.")
+    return df
