@@ -66,3 +66,14 @@ def test_result_params_sorts_keys_and_drops_speed_keys():
     assert params == {"lr": 0.1, "steps": 10}
     assert list(params) == ["lr", "steps"]
     assert list(result_params({"b": 1, "a": 2})) == ["a", "b"]
+
+
+def test_misspelt_key_gets_did_you_mean(config):
+    config["lm_head"]["geometri"] = {}
+    with pytest.raises(ConfigError, match=r"did you mean 'geometry' for 'geometri'\?"):
+        validate_config(config)
+
+
+def test_report_title_default_filled(config):
+    del config["report"]
+    assert validate_config(config)["report"]["title"].startswith("depthwidth")

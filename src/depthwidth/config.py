@@ -6,6 +6,8 @@ plugged in as the property ``<stage>``. Errors name the key path, what was given
 
 from __future__ import annotations
 
+import copy
+import difflib
 import hashlib
 import json
 from pathlib import Path
@@ -39,7 +41,13 @@ def _allowed(err: jsonschema.ValidationError) -> str:
     s = err.schema if isinstance(err.schema, dict) else {}
     bits = []
     if err.validator == "additionalProperties":
-        bits.append("allowed keys: " + ", ".join(sorted(s.get("properties", {}))))
+        allowed = sorted(s.get("properties", {}))
+        bits.append("allowed keys: " + ", ".join(allowed))
+        unknown = sorted(set(err.instance) - set(allowed)) if isinstance(err.instance, dict) else []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            if close:
+                bits.append(f"did you mean '{close[0]}' for '{key}'?")
     for k in ("type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems",
               "maxItems", "pattern"):
         if k in s:
@@ -57,7 +65,7 @@ def _with_defaults(cls):
         if isinstance(instance, dict):
             for prop, sub in properties.items():
                 if isinstance(sub, dict) and "default" in sub:
-                    instance.setdefault(prop, sub["default"])
+                    instance.setdefault(prop, copy.deepcopy(sub["default"]))
         yield from validate_props(validator, properties, instance, schema)
 
     return jsonschema.validators.extend(cls, {"properties": set_defaults})
