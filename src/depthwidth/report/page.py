@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 from pathlib import Path
 
@@ -101,3 +102,37 @@ def render_page(title: str, sections: list[tuple[str, str]], headline_rows: list
     return _environment().get_template("report.html.j2").render(
         title=title, sections=embedded, headline=Markup(headline_table_html(headline_rows, reduced)),
         synthesis=Markup(synthesis_html), intro=Markup(intro_html), provenance=Markup(provenance_html))
+
+
+def _files(value) -> list[str]:
+    """A named input as a list of paths (Snakemake gives a string or a list)."""
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def report(title: str, stages: list[str], reduced: dict, config: dict, inputs: dict, html_path: str | Path,
+           headline_path: str | Path) -> None:
+    """Rule ``report``: the page and ``headline.csv`` from the declared ``inputs`` (named as in
+    ``depthwidth.report.pipeline.inputs``); provenance hashes exactly these files."""
+    import pandas as pd
+
+    from depthwidth.files import atomic_write_csv, atomic_write_text
+    from depthwidth.logs import log
+    from depthwidth.provenance import provenance_html
+    from depthwidth.report.synthesis import synthesis_html
+
+    sections, rows = [], []
+    for stage in stages:
+        sections.append((stage, Path(inputs[f"{stage}_html"]).read_text()))
+        rows.extend({**r, "stage": stage} for r in json.loads(Path(inputs[f"{stage}_headline"]).read_text()))
+    fits = {k: json.loads(Path(inputs[k]).read_text()) if k in inputs else None
+            for k in ("synthesis_chinchilla", "synthesis_width")}
+    declared = [f for v in inputs.values() for f in _files(v)]
+    provenance = provenance_html(config, declared, benchmarks=_files(inputs.get("benchmarks", [])),
+                                 manifests=_files(inputs.get("manifests", [])))
+    page = render_page(title, sections, rows, provenance, [inputs[f"{s}_figures"] for s in stages],
+                       synthesis_html=synthesis_html(fits["synthesis_chinchilla"], fits["synthesis_width"]),
+                       reduced=reduced)
+    atomic_write_text(html_path, page)
+    atomic_write_csv(headline_path, pd.DataFrame(rows))
+    log.info("report: %d sections, %d headline rows, %d declared inputs, %.0f kB",
+             len(sections), len(rows), len(declared), len(page) / 1024)
