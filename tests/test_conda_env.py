@@ -50,13 +50,16 @@ def test_pip_section_resolves_from_the_copied_env_file(tmp_path):
         resolved = (copy_dir / target).resolve()
         assert (resolved / "pyproject.toml").is_file(), (
             f"pip entry {entry!r} of {ENV_FILE.name} resolves to {resolved} from .snakemake/conda/, "
-            "not to the project")
+            "not to the project"
+        )
 
 
 def test_env_lists_every_dependency_of_the_package():
     names = {"torch": "pytorch"}  # conda-forge name where it differs
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    wanted = {names.get(n, n) for n in (re.split(r"[<>=!~\[ ]", d)[0].lower().replace("_", "-") for d in deps)}
+    wanted = {
+        names.get(n, n) for n in (re.split(r"[<>=!~\[ ]", d)[0].lower().replace("_", "-") for d in deps)
+    }
     env = yaml.safe_load(ENV_FILE.read_text())["dependencies"]
     have = {re.split(r"[<>=!~ ]", d)[0].lower().replace("_", "-") for d in env if isinstance(d, str)}
     have |= {re.split(r"[<>=!~ ]", e)[0].lower().replace("_", "-") for e in _pip_entries()}
@@ -71,13 +74,26 @@ def test_scripts_import_the_package_from_the_workflow_src(tmp_path):
     (wf / "src" / "probe_pkg" / "__init__.py").write_text("")
     (wf / "scripts").mkdir()
     (wf / "scripts" / "probe.py").write_text(
-        "import probe_pkg\nopen(snakemake.output[0], 'w').write(probe_pkg.__file__)\n")
+        "import probe_pkg\nopen(snakemake.output[0], 'w').write(probe_pkg.__file__)\n"
+    )
     (wf / "Snakefile").write_text(
         "import sys\nfrom pathlib import Path\n\nsys.path.insert(0, str(Path(workflow.basedir) / 'src'))\n\n\n"
-        "rule probe:\n    output:\n        'probe.txt',\n    script:\n        'scripts/probe.py'\n")
+        "rule probe:\n    output:\n        'probe.txt',\n    script:\n        'scripts/probe.py'\n"
+    )
     work = tmp_path / "work"
-    env = {"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "HOME": str(tmp_path)}  # no PYTHONPATH
-    p = subprocess.run([SNAKEMAKE, "-s", str(wf / "Snakefile"), "-d", str(work), "--cores", "1", "probe.txt"],
-                       capture_output=True, text=True, env=env, timeout=120)
+    env = {
+        "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }  # no PYTHONPATH
+    p = subprocess.run(
+        [SNAKEMAKE, "-s", str(wf / "Snakefile"), "-d", str(work), "--cores", "1", "probe.txt"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
-    assert Path((work / "probe.txt").read_text()).resolve() == (wf / "src" / "probe_pkg" / "__init__.py").resolve()
+    assert (
+        Path((work / "probe.txt").read_text()).resolve()
+        == (wf / "src" / "probe_pkg" / "__init__.py").resolve()
+    )

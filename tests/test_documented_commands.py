@@ -35,8 +35,11 @@ def _commands_in(text: str, comments_only: bool) -> list[str]:
 
 def documented_commands() -> list[str]:
     cmds = _commands_in((REPO / "README.md").read_text(), comments_only=False)
-    for path in [REPO / "config.yaml", *sorted((REPO / "config").glob("*.yaml")),
-                 *sorted((REPO / "profiles").glob("*/config.yaml"))]:
+    for path in [
+        REPO / "config.yaml",
+        *sorted((REPO / "config").glob("*.yaml")),
+        *sorted((REPO / "profiles").glob("*/config.yaml")),
+    ]:
         cmds += _commands_in(path.read_text(), comments_only=True)
     return list(dict.fromkeys(cmds))
 
@@ -53,6 +56,12 @@ def test_documented_command_dry_runs(command, tmp_path):
     args = shlex.split(command)[1:]
     # -s/-d/-n go right after the program, so the rest is parsed exactly as written (an argument
     # order that swallows a target, e.g. a target after --configfile, fails here as it would for a user).
-    p = subprocess.run([SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(tmp_path), "-n", *args], cwd=REPO,
-                       capture_output=True, text=True, env=env(), timeout=300)
+    p = subprocess.run(
+        [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(tmp_path), "-n", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=300,
+    )
     assert p.returncode == 0, f"`{command}` fails as a dry run:\n{(p.stdout + p.stderr)[-3000:]}"

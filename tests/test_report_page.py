@@ -45,9 +45,12 @@ def test_inputs_name_sections_figures_manifests_and_benchmarks():
     # Models of enabled stages only: hidden_states is not enabled, so m3's manifest is not read.
     assert inputs["manifests"] == ["data/models/m1/manifest.json", "data/models/m2/manifest.json"]
     assert inputs["benchmarks"] == [
-        "benchmarks/chinchilla/fit.tsv", "benchmarks/chinchilla/section.tsv",
-        "benchmarks/lm_head/geometry_m1.tsv", "benchmarks/lm_head/geometry_m2.tsv",
-        "benchmarks/models/model_fetch_m1.tsv", "benchmarks/models/model_fetch_m2.tsv",
+        "benchmarks/chinchilla/fit.tsv",
+        "benchmarks/chinchilla/section.tsv",
+        "benchmarks/lm_head/geometry_m1.tsv",
+        "benchmarks/lm_head/geometry_m2.tsv",
+        "benchmarks/models/model_fetch_m1.tsv",
+        "benchmarks/models/model_fetch_m2.tsv",
     ]
     assert pipeline.params(CONFIG, {"chinchilla": True})["title"] == "A <test> report"
 
@@ -60,7 +63,9 @@ def _section(stage: str, n_figures: int = 1) -> None:
         ax.plot([0, 1], [0, i + 1])
         body += figs.html(fig, f"line{i}", f"Line {i}. A caption.")
     row = headline_row(f"{stage} quantity", "1 ± 0.1", 1.05, 0.02, True, stage)
-    write_section(f"results/{stage}/section.html", f"results/{stage}/headline.json", stage, stage, body, [row])
+    write_section(
+        f"results/{stage}/section.html", f"results/{stage}/headline.json", stage, stage, body, [row]
+    )
 
 
 def _inputs() -> dict:
@@ -88,8 +93,15 @@ def run_folder(tmp_path, monkeypatch):
 
 
 def test_report_embeds_figure_files_and_hashes_only_declared_inputs(run_folder):
-    report("A <test> report", CONFIG["stages"], {"chinchilla": False, "lm_head": True}, CONFIG, _inputs(),
-           "results/report.html", "results/headline.csv")
+    report(
+        "A <test> report",
+        CONFIG["stages"],
+        {"chinchilla": False, "lm_head": True},
+        CONFIG,
+        _inputs(),
+        "results/report.html",
+        "results/headline.csv",
+    )
     page = (run_folder / "results" / "report.html").read_text()
     assert "<title>A &lt;test&gt; report</title>" in page
     srcs = re.findall(r'<img[^>]*src="([^"]+)"', page)
@@ -99,8 +111,12 @@ def test_report_embeds_figure_files_and_hashes_only_declared_inputs(run_folder):
     assert 'id="chinchilla"' in page and 'id="lm_head"' in page and "id='headline'" in page
     assert "table.tbl" in page  # the stylesheet is included
     # Provenance: every declared file with its checksum, nothing else.
-    for f in ("results/chinchilla/figures/line0.png", "results/lm_head/headline.json",
-              "data/models/m2/manifest.json", "benchmarks/lm_head/geometry_m1.tsv"):
+    for f in (
+        "results/chinchilla/figures/line0.png",
+        "results/lm_head/headline.json",
+        "data/models/m2/manifest.json",
+        "benchmarks/lm_head/geometry_m1.tsv",
+    ):
         assert f in page
     assert "undeclared.bin" not in page and "other.tsv" not in page
     assert "Model source and revision: data/models/m1/manifest.json" in page
@@ -110,12 +126,17 @@ def test_report_embeds_figure_files_and_hashes_only_declared_inputs(run_folder):
 
 def test_missing_figure_is_an_error_naming_the_file(run_folder):
     (run_folder / "results/lm_head/figures/line0.png").unlink()
-    with pytest.raises(FigureError, match=r"section lm_head shows results/lm_head/figures/line0\.png, but that file is missing"):
+    with pytest.raises(
+        FigureError,
+        match=r"section lm_head shows results/lm_head/figures/line0\.png, but that file is missing",
+    ):
         report("t", CONFIG["stages"], {}, CONFIG, _inputs(), "results/report.html", "results/headline.csv")
     assert not (run_folder / "results" / "report.html").exists()
 
 
 def test_figure_outside_declared_folders_is_an_error():
     frag = '<figure><img src="results/other/figures/a.png" alt="a"></figure>'
-    with pytest.raises(FigureError, match="results/other/figures/a.png, which is not in a declared figure folder"):
+    with pytest.raises(
+        FigureError, match="results/other/figures/a.png, which is not in a declared figure folder"
+    ):
         embed_figures(frag, ["results/chinchilla/figures"])

@@ -48,13 +48,19 @@ def embed_figures(fragment: str, figure_dirs: list[str | Path], where: str = "se
     def data_uri(m: re.Match) -> str:
         src = html.unescape(m.group(2))
         if not any(src.startswith(f) for f in folders):
-            raise FigureError(f"{where} shows {src}, which is not in a declared figure folder "
-                              f"({', '.join(folders) or 'none'}): write it with Figures(results/<stage>/figures)")
+            raise FigureError(
+                f"{where} shows {src}, which is not in a declared figure folder "
+                f"({', '.join(folders) or 'none'}): write it with Figures(results/<stage>/figures)"
+            )
         path = Path(src)
         if not path.is_file():
-            raise FigureError(f"{where} shows {src}, but that file is missing: rerun its section rule "
-                              f"(snakemake -R <stage>_section)")
-        return m.group(1) + "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode() + m.group(3)
+            raise FigureError(
+                f"{where} shows {src}, but that file is missing: rerun its section rule "
+                f"(snakemake -R <stage>_section)"
+            )
+        return (
+            m.group(1) + "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode() + m.group(3)
+        )
 
     return _IMG_SRC.sub(data_uri, fragment)
 
@@ -62,23 +68,32 @@ def embed_figures(fragment: str, figure_dirs: list[str | Path], where: str = "se
 def headline_table_html(rows: list[dict], reduced: dict | None = None) -> str:
     """``reduced``: stage -> True where this run used a reduced configuration rather than the paper's."""
     reduced = reduced or {}
-    out = ["<table class='tbl' id='headline'><thead><tr><th>quantity</th><th>paper</th><th>this run</th>"
-           "<th>agrees?</th><th>from</th><th>configuration</th><th>note</th></tr></thead><tbody>"]
+    out = [
+        "<table class='tbl' id='headline'><thead><tr><th>quantity</th><th>paper</th><th>this run</th>"
+        "<th>agrees?</th><th>from</th><th>configuration</th><th>note</th></tr></thead><tbody>"
+    ]
     for r in rows:
         cls, word = {True: ("agree", "yes"), False: ("disagree", "no")}.get(r.get("agree"), ("", "–"))
         value = r.get("value")
         shown = fmt_pm(value, r.get("err")) if isinstance(value, (int, float)) else html.escape(str(value))
-        out.append(f"<tr><td>{html.escape(str(r['quantity']))}</td><td>{html.escape(str(r['paper']))}</td>"
-                   f"<td class='val'>{shown}</td><td class='{cls}'>{word}</td><td>{html.escape(str(r['source']))}</td>"
-                   f"<td class='note'>{html.escape(_config_note(r.get('stage'), reduced))}</td>"
-                   f"<td class='note'>{html.escape(str(r.get('note', '')))}</td></tr>")
+        out.append(
+            f"<tr><td>{html.escape(str(r['quantity']))}</td><td>{html.escape(str(r['paper']))}</td>"
+            f"<td class='val'>{shown}</td><td class='{cls}'>{word}</td><td>{html.escape(str(r['source']))}</td>"
+            f"<td class='note'>{html.escape(_config_note(r.get('stage'), reduced))}</td>"
+            f"<td class='note'>{html.escape(str(r.get('note', '')))}</td></tr>"
+        )
     out.append("</tbody></table>")
     smaller = [s for s, r in reduced.items() if r]
     if smaller:
-        out.append("<p class='note'>Reduced configurations in this run, and what <code>--configfile "
-                   "config/paper.yaml</code> runs instead:</p><ul class='note'>"
-                   + "".join(f"<li><b>{html.escape(s)}</b>: {html.escape(PAPER_SETTINGS.get(s, 'the paper settings'))}</li>"
-                             for s in smaller) + "</ul>")
+        out.append(
+            "<p class='note'>Reduced configurations in this run, and what <code>--configfile "
+            "config/paper.yaml</code> runs instead:</p><ul class='note'>"
+            + "".join(
+                f"<li><b>{html.escape(s)}</b>: {html.escape(PAPER_SETTINGS.get(s, 'the paper settings'))}</li>"
+                for s in smaller
+            )
+            + "</ul>"
+        )
     return "".join(out)
 
 
@@ -89,19 +104,41 @@ def _config_note(stage, reduced: dict) -> str:
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
 
 
-def render_page(title: str, sections: list[tuple[str, str]], headline_rows: list[dict], provenance_html: str,
-                figure_dirs: list[str | Path], synthesis_html: str = "", intro_html: str = "",
-                reduced: dict | None = None) -> str:
+def render_page(
+    title: str,
+    sections: list[tuple[str, str]],
+    headline_rows: list[dict],
+    provenance_html: str,
+    figure_dirs: list[str | Path],
+    synthesis_html: str = "",
+    intro_html: str = "",
+    reduced: dict | None = None,
+) -> str:
     """The self-contained page: title, headline table, synthesis, one section per stage (figures
     embedded from ``figure_dirs``), provenance. ``sections``: (stage, fragment) in report order."""
-    embedded = [(stage, Markup(embed_figures(frag, figure_dirs, f"section {stage}"))) for stage, frag in sections]
-    return _environment().get_template("report.html.j2").render(
-        title=title, sections=embedded, headline=Markup(headline_table_html(headline_rows, reduced)),
-        synthesis=Markup(synthesis_html), intro=Markup(intro_html), provenance=Markup(provenance_html))
+    embedded = [
+        (stage, Markup(embed_figures(frag, figure_dirs, f"section {stage}"))) for stage, frag in sections
+    ]
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            title=title,
+            sections=embedded,
+            headline=Markup(headline_table_html(headline_rows, reduced)),
+            synthesis=Markup(synthesis_html),
+            intro=Markup(intro_html),
+            provenance=Markup(provenance_html),
+        )
+    )
 
 
 def _files(value) -> list[str]:
@@ -109,8 +146,15 @@ def _files(value) -> list[str]:
     return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
-def report(title: str, stages: list[str], reduced: dict, config: dict, inputs: dict, html_path: str | Path,
-           headline_path: str | Path) -> None:
+def report(
+    title: str,
+    stages: list[str],
+    reduced: dict,
+    config: dict,
+    inputs: dict,
+    html_path: str | Path,
+    headline_path: str | Path,
+) -> None:
     """Rule ``report``: the page and ``headline.csv`` from the declared ``inputs`` (named as in
     ``depthwidth.report.pipeline.inputs``); provenance hashes exactly these files."""
     import pandas as pd
@@ -124,15 +168,32 @@ def report(title: str, stages: list[str], reduced: dict, config: dict, inputs: d
     for stage in stages:
         sections.append((stage, Path(inputs[f"{stage}_html"]).read_text()))
         rows.extend({**r, "stage": stage} for r in json.loads(Path(inputs[f"{stage}_headline"]).read_text()))
-    fits = {k: json.loads(Path(inputs[k]).read_text()) if k in inputs else None
-            for k in ("synthesis_chinchilla", "synthesis_width")}
+    fits = {
+        k: json.loads(Path(inputs[k]).read_text()) if k in inputs else None
+        for k in ("synthesis_chinchilla", "synthesis_width")
+    }
     declared = [f for v in inputs.values() for f in _files(v)]
-    provenance = provenance_html(config, declared, benchmarks=_files(inputs.get("benchmarks", [])),
-                                 manifests=_files(inputs.get("manifests", [])))
-    page = render_page(title, sections, rows, provenance, [inputs[f"{s}_figures"] for s in stages],
-                       synthesis_html=synthesis_html(fits["synthesis_chinchilla"], fits["synthesis_width"]),
-                       reduced=reduced)
+    provenance = provenance_html(
+        config,
+        declared,
+        benchmarks=_files(inputs.get("benchmarks", [])),
+        manifests=_files(inputs.get("manifests", [])),
+    )
+    page = render_page(
+        title,
+        sections,
+        rows,
+        provenance,
+        [inputs[f"{s}_figures"] for s in stages],
+        synthesis_html=synthesis_html(fits["synthesis_chinchilla"], fits["synthesis_width"]),
+        reduced=reduced,
+    )
     atomic_write_text(html_path, page)
     atomic_write_csv(headline_path, pd.DataFrame(rows))
-    log.info("report: %d sections, %d headline rows, %d declared inputs, %.0f kB",
-             len(sections), len(rows), len(declared), len(page) / 1024)
+    log.info(
+        "report: %d sections, %d headline rows, %d declared inputs, %.0f kB",
+        len(sections),
+        len(rows),
+        len(declared),
+        len(page) / 1024,
+    )

@@ -72,12 +72,19 @@ def benchmark_files(config: dict, patterns: list[str]) -> list[str]:
 def inputs(config: dict, benchmark_patterns: list[str]) -> dict:
     """Every file the report rule reads, named for ``unpack``: sections, figures, synthesis fits, then
     ``manifests`` and ``benchmarks`` (lists)."""
-    return {**section_inputs(config), "manifests": model_manifests(config),
-            "benchmarks": benchmark_files(config, benchmark_patterns)}
+    return {
+        **section_inputs(config),
+        "manifests": model_manifests(config),
+        "benchmarks": benchmark_files(config, benchmark_patterns),
+    }
 
 
 def params(config: dict, reduced: dict) -> dict:
     """The report's settings: title, the enabled stages in order, which ran a reduced config, and the
     whole validated config, which the provenance block records (so editing any key refreshes it)."""
-    return {"title": config["report"]["title"], "stages": list(config["stages"]), "reduced": dict(reduced),
-            "config": config}
+    return {
+        "title": config["report"]["title"],
+        "stages": list(config["stages"]),
+        "reduced": dict(reduced),
+        "config": config,
+    }
