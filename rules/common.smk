@@ -8,12 +8,12 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from depthwidth.config import ConfigError, deep_merge, validate_config  # noqa: E402
 from depthwidth.fetch import load_manifest  # noqa: E402
+from depthwidth.report import pipeline as report_pipeline  # noqa: E402
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
 validate_config(config, Path(workflow.basedir) / "schemas")
 
 MANIFEST = load_manifest()
-PROJECT_DIR = str(Path(workflow.basedir).resolve())
 
 
 wildcard_constraints:
@@ -39,17 +39,9 @@ def stage_enabled(stage):
 
 
 def report_sections(wildcards):
-    """The section fragment and headline rows of every enabled stage, in report order."""
-    out = {}
-    for stage in config["stages"]:
-        out[f"{stage}_html"] = f"results/{stage}/section.html"
-        out[f"{stage}_headline"] = f"results/{stage}/headline.json"
-    # The synthesis combines α_ℓ (Chinchilla fit) with α_m (LLM widths) where those stages run.
-    if stage_enabled("chinchilla"):
-        out["synthesis_chinchilla"] = "results/chinchilla/fit.json"
-    if stage_enabled("lm_head"):
-        out["synthesis_width"] = "results/lm_head/width_fit.json"
-    return out
+    """Every file the report reads: sections, figures, synthesis fits, model manifests, benchmarks."""
+    benchmarks = [str(r.benchmark) for r in workflow.rules if r.benchmark]
+    return report_pipeline.inputs(config, benchmarks)
 
 
 def pinned_sha256(wildcards):

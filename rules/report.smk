@@ -1,4 +1,5 @@
 # The report: every enabled stage's section, the headline table and provenance in one HTML file.
+# It reads only the files it declares (depthwidth.report.pipeline.inputs) and hashes exactly those.
 
 
 rule report:
@@ -17,9 +18,7 @@ rule report:
         mem_mb=1000,
         runtime=10,
     params:
-        title=config.get("report", {}).get("title", "depthwidth report"),
-        stages=config["stages"],
-        reduced=reduced_stages(),
+        **report_pipeline.params(config, reduced_stages()),
     script:
         "../scripts/report.py"
 

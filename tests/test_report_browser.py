@@ -50,13 +50,18 @@ def test_checker_catches_blank_and_broken_images_and_errors(tmp_path):
 @needs_shared_data
 def test_full_test_report_renders(tmp_path_factory, tmp_path):
     # The whole test config, run once per session and shared with the other whole-workflow tests.
-    report = completed_run(tmp_path_factory.getbasetemp()) / "results" / "report.html"
+    results = completed_run(tmp_path_factory.getbasetemp()) / "results"
+    report = results / "report.html"
     shot = tmp_path / "report_top.png"  # what rule report_screenshot makes
     r = check_report(report, screenshot=shot)
     assert r["errors"] == []
     assert r["headline_rows"] >= 8
     assert {"chinchilla", "superposition", "depth_toy", "hidden_states", "lm_head", "provenance"} <= set(r["sections"])
     assert len(r["images"]) >= 10
+    # Every figure on the page is also a PNG file with its caption beside it.
+    pngs = sorted(results.glob("*/figures/*.png"))
+    assert len(pngs) == len(r["images"])
+    assert all(p.with_suffix(".txt").is_file() for p in pngs)
     bad = [i for i in r["images"] if not i["decoded"] or i["spread"] < 50 or i["ink_fraction"] < 0.002]
     assert bad == [], bad
     assert shot.stat().st_size > 20_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

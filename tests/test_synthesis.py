@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from depthwidth.chinchilla import shape_exponents
-from depthwidth.report import agree_within
-from depthwidth.synthesis import propagate, synthesis_rows
+from depthwidth.report.html import agree_within
+from depthwidth.report.synthesis import propagate, synthesis_rows
 
 
 def test_equal_exponents_give_m_proportional_to_l_and_one_third():

@@ -88,3 +88,17 @@ def check_report(html_path: str | Path, screenshot: str | Path | None = None, wi
                             f"--window-size={width},{height}", f"--screenshot={Path(screenshot).resolve()}",
                             Path(html_path).resolve().as_uri()], capture_output=True, timeout=timeout, check=True)
     return result
+
+
+def report_screenshot(html_path: str | Path, png_path: str | Path) -> dict:
+    """Rule ``report_screenshot``: check that the report renders cleanly in Chromium (no JavaScript
+    errors, every image decodes and is not blank), then save a screenshot of its top."""
+    from depthwidth.logs import log
+
+    r = check_report(html_path, screenshot=png_path)
+    bad = [i["alt"] for i in r["images"] if not i["decoded"] or i["spread"] == 0]
+    log.info("report in Chromium: %d JS errors, %d images (%d broken or blank), %d headline rows",
+             len(r["errors"]), len(r["images"]), len(bad), r["headline_rows"])
+    if r["errors"] or bad:
+        raise RuntimeError(f"report does not render cleanly: errors {r['errors']}, broken/blank images {bad}")
+    return r

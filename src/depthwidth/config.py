@@ -6,11 +6,11 @@ plugged in as the property ``<stage>``. Errors name the key path, what was given
 
 from __future__ import annotations
 
+import copy
+import difflib
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
-
 import jsonschema
 import yaml
 
@@ -41,7 +41,13 @@ def _allowed(err: jsonschema.ValidationError) -> str:
     s = err.schema if isinstance(err.schema, dict) else {}
     bits = []
     if err.validator == "additionalProperties":
-        bits.append("allowed keys: " + ", ".join(sorted(s.get("properties", {}))))
+        allowed = sorted(s.get("properties", {}))
+        bits.append("allowed keys: " + ", ".join(allowed))
+        unknown = sorted(set(err.instance) - set(allowed)) if isinstance(err.instance, dict) else []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            if close:
+                bits.append(f"did you mean '{close[0]}' for '{key}'?")
     for k in ("type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems",
               "maxItems", "pattern"):
         if k in s:
@@ -59,7 +65,7 @@ def _with_defaults(cls):
         if isinstance(instance, dict):
             for prop, sub in properties.items():
                 if isinstance(sub, dict) and "default" in sub:
-                    instance.setdefault(prop, sub["default"])
+                    instance.setdefault(prop, copy.deepcopy(sub["default"]))
         yield from validate_props(validator, properties, instance, schema)
 
     return jsonschema.validators.extend(cls, {"properties": set_defaults})
@@ -101,11 +107,9 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def subtree(config: dict, *keys: str) -> Any:
-    """``config[k1][k2]...`` with an error naming the missing key."""
-    node = config
-    for i, k in enumerate(keys):
-        if not isinstance(node, dict) or k not in node:
-            raise ConfigError(f"config key '{'.'.join(keys[: i + 1])}' is missing")
-        node = node[k]
-    return node
+def result_params(subtree: dict, speed_keys=()) -> dict:
+    """The settings of ``subtree`` that change results, as rule params: keys sorted, ``speed_keys``
+    (checkpoint interval, batch sizes and other speed knobs) left out, so editing one of those reruns
+    nothing. The one place where a rule's params drop settings that do not change results."""
+    speed = set(speed_keys)
+    return {k: subtree[k] for k in sorted(subtree) if k not in speed}

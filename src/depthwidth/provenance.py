@@ -1,8 +1,8 @@
-"""What produced a report: config and its hash, package versions, input checksums, machine, rule times."""
+"""What produced a report: config and its hash, package versions, checksums of the report's declared
+inputs, machine, and job times from the declared benchmark files."""
 
 from __future__ import annotations
 
-import glob
 import html
 import json
 import os
@@ -15,7 +15,7 @@ import yaml
 
 from depthwidth.config import config_hash
 from depthwidth.fetch import sha256_file
-from depthwidth.report import table_html
+from depthwidth.report.html import table_html
 
 PACKAGES = ("depthwidth", "snakemake", "torch", "transformers", "datasets", "numpy", "scipy", "pandas", "lmfit",
             "matplotlib", "seaborn", "gguf", "accelerate")
@@ -43,31 +43,41 @@ def machine() -> dict:
     return info
 
 
-def input_checksums(root: str | Path = "data") -> pd.DataFrame:
-    """SHA-256 of every file the pipeline fetched or unpacked under ``data/`` (mirror folder excluded)."""
-    rows = []
-    for path in sorted(Path(root).rglob("*")):
-        if path.is_file() and "mirror" not in path.parts and not path.name.startswith("."):
-            rows.append({"file": str(path), "bytes": path.stat().st_size, "sha256": sha256_file(path)})
+def _expand(paths: list[str | Path]) -> list[Path]:
+    """Files of ``paths``, each folder replaced by the files under it (sorted, hidden files skipped)."""
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(f for f in sorted(p.rglob("*")) if f.is_file() and not f.name.startswith("."))
+        else:
+            out.append(p)
+    return out
+
+
+def input_checksums(paths: list[str | Path]) -> pd.DataFrame:
+    """SHA-256 of every declared input of the report (folders expanded to their files)."""
+    rows = [{"file": f.as_posix(), "bytes": f.stat().st_size, "sha256": sha256_file(f)} for f in _expand(paths)]
     return pd.DataFrame(rows, columns=["file", "bytes", "sha256"])
 
 
-def rule_times(root: str | Path = "benchmarks") -> pd.DataFrame:
-    """Wall time of every job from Snakemake ``benchmark:`` files, summed per rule (top folder/file stem)."""
+def rule_times(paths: list[str | Path]) -> pd.DataFrame:
+    """Wall time of the jobs whose Snakemake ``benchmark:`` files are ``paths``
+    (``benchmarks/<stage>/<job>.tsv``; the stage is the folder below ``benchmarks/``)."""
     rows = []
-    for path in glob.glob(str(Path(root) / "**" / "*.tsv"), recursive=True):
-        try:
-            b = pd.read_csv(path, sep="\t")
-        except Exception:  # noqa: BLE001 - a half-written benchmark file is skipped, not fatal
-            continue
-        rel = Path(path).relative_to(root)
-        rows.append({"stage": rel.parts[0] if len(rel.parts) > 1 else rel.stem, "job": str(rel.with_suffix("")),
-                     "wall_s": float(b["s"].iloc[0]), "max_rss_mb": float(b.get("max_rss", pd.Series([float("nan")])).iloc[0])})
+    for path in map(Path, paths):
+        b = pd.read_csv(path, sep="\t")
+        rel = path.relative_to("benchmarks") if path.parts[0] == "benchmarks" else path
+        rows.append({"stage": rel.parts[0] if len(rel.parts) > 1 else rel.stem, "job": rel.with_suffix("").as_posix(),
+                     "wall_s": float(b["s"].iloc[0]),
+                     "max_rss_mb": float(b["max_rss"].iloc[0]) if "max_rss" in b else float("nan")})
     return pd.DataFrame(rows, columns=["stage", "job", "wall_s", "max_rss_mb"])
 
 
-def provenance_html(config: dict, extra: list[dict] | None = None) -> str:
-    times = rule_times()
+def provenance_html(config: dict, inputs: list[str | Path], benchmarks: list[str | Path] = (),
+                    manifests: list[str | Path] = ()) -> str:
+    """Config hash, wall time per stage (from ``benchmarks``), machine, package versions, SHA-256 of
+    ``inputs`` (the report rule's declared inputs, nothing else), each model manifest, the config."""
+    times = rule_times(benchmarks)
     per_stage = times.groupby("stage", as_index=False)["wall_s"].agg(["sum", "count"]).reset_index() \
         if len(times) else pd.DataFrame()
     parts = [f"<p>Config hash (SHA-256 of the validated config): <code>{config_hash(config)}</code></p>"]
@@ -78,10 +88,12 @@ def provenance_html(config: dict, extra: list[dict] | None = None) -> str:
     parts.append(table_html(pd.DataFrame([machine()]), "Machine."))
     parts.append(table_html(pd.DataFrame([package_versions()]).T.reset_index().rename(
         columns={"index": "package", 0: "version"}), "Package versions."))
-    parts.append(table_html(input_checksums(), "Inputs under data/ with their SHA-256."))
-    for e in extra or []:
-        parts.append(f"<details><summary>{html.escape(e['title'])}</summary><pre>"
-                     f"{html.escape(json.dumps(e['data'], indent=1, default=str))}</pre></details>")
+    parts.append(table_html(input_checksums(inputs), "The report's declared inputs with their SHA-256."))
+    # Model sources and revisions: each used model's manifest (hub id and revision, wheel, file checksums).
+    for path in manifests:
+        data = json.loads(Path(path).read_text())
+        parts.append(f"<details><summary>Model source and revision: {html.escape(str(path))}</summary><pre>"
+                     f"{html.escape(json.dumps(data, indent=1, default=str))}</pre></details>")
     if len(times):
         parts.append(f"<details><summary>Wall time per job ({len(times)} jobs)</summary>"
                      + table_html(times.sort_values("job")) + "</details>")

@@ -1,4 +1,5 @@
-"""Helpers for the stages' report sections: figure files, tables, number formatting, headline rows."""
+"""Helpers for the stages' report sections: figure files, tables, number formatting, headline rows.
+The assembled page is ``depthwidth.report.page``."""
 
 from __future__ import annotations
 
@@ -92,80 +93,5 @@ def write_section(html_path: str | Path, json_path: str | Path, stage: str, titl
         missing = set(HEADLINE_KEYS) - set(r)
         if missing:
             raise ValueError(f"headline row {r} lacks {sorted(missing)}")
-    Path(html_path).write_text(f'<section id="{stage}">\n<h2>{html.escape(title)}</h2>\n{body_html}\n</section>\n')
-    Path(json_path).write_text(json.dumps(headline_rows, indent=2, default=float))
-
-
-CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;
-padding:0 1em;color:#222;line-height:1.45}
-h1{font-size:1.7em;margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
-table.tbl{border-collapse:collapse;margin:.5em 0 1em;font-size:.92em;display:block;overflow-x:auto;max-width:100%}
-table.tbl th,table.tbl td{border:1px solid #ccc;padding:3px 8px;text-align:right}
-table.tbl th{background:#f3f3f3} table.tbl td:first-child{text-align:left}
-figure{margin:1em 0;display:inline-block;max-width:100%;vertical-align:top}
-figure img{max-width:100%;border:1px solid #eee}
-figcaption{font-size:.9em;color:#444;max-width:640px}
-.cap{font-size:.9em;color:#444;margin-bottom:0}
-.agree{color:#176b2c;font-weight:600} .disagree{color:#a3261c;font-weight:600}
-.note{font-size:.88em;color:#555} td.val{white-space:nowrap}
-table#headline td{text-align:left} table#headline td.val{text-align:right} nav a{margin-right:1em}
-details{margin:1em 0} pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.85em}
-"""
-
-
-# What the paper configuration (config/paper.yaml) runs instead of a reduced one, per stage.
-PAPER_SETTINGS = {
-    "chinchilla": "the same 245 points; 32 starts and 100 held-out splits",
-    "superposition": "n = 1000, m = 10…100, 10 weight decays × 9 exponents, batch 2048, 20k steps (exp-10)",
-    "depth_toy": "4 variants, 16 temperatures, 3 teacher replicates, depths 6–48, 40k–80k steps (GPU)",
-    "hidden_states": "Pythia 70m–12b, Qwen2.5 and OPT on 4,800 FineWeb documents of 1,024 tokens (GPU)",
-    "lm_head": "27 models (OPT, Qwen2.5, GPT-2, Pythia) on wikitext-103, C4, pile-10k, bookcorpus",
-}
-
-
-def headline_table_html(rows: list[dict], reduced: dict | None = None) -> str:
-    """``reduced``: stage -> True where this run used a reduced configuration rather than the paper's."""
-    reduced = reduced or {}
-    out = ["<table class='tbl' id='headline'><thead><tr><th>quantity</th><th>paper</th><th>this run</th>"
-           "<th>agrees?</th><th>from</th><th>configuration</th><th>note</th></tr></thead><tbody>"]
-    for r in rows:
-        agree = r.get("agree")
-        cls, word = {True: ("agree", "yes"), False: ("disagree", "no")}.get(agree, ("", "–"))
-        value = r.get("value")
-        shown = fmt_pm(value, r.get("err")) if isinstance(value, (int, float)) else html.escape(str(value))
-        out.append(f"<tr><td>{html.escape(str(r['quantity']))}</td><td>{html.escape(str(r['paper']))}</td>"
-                   f"<td class='val'>{shown}</td><td class='{cls}'>{word}</td><td>{html.escape(str(r['source']))}</td>"
-                   f"<td class='note'>{html.escape(_config_note(r.get('stage'), reduced))}</td>"
-                   f"<td class='note'>{html.escape(str(r.get('note', '')))}</td></tr>")
-    out.append("</tbody></table>")
-    smaller = [s for s, r in reduced.items() if r]
-    if smaller:
-        out.append("<p class='note'>Reduced configurations in this run, and what <code>--configfile "
-                   "config/paper.yaml</code> runs instead:</p><ul class='note'>"
-                   + "".join(f"<li><b>{html.escape(s)}</b>: {html.escape(PAPER_SETTINGS.get(s, 'the paper settings'))}</li>"
-                             for s in smaller) + "</ul>")
-    return "".join(out)
-
-
-def _config_note(stage, reduced: dict) -> str:
-    if stage not in reduced:
-        return ""
-    return "reduced (see below)" if reduced[stage] else "paper"
-
-
-def assemble_report(title: str, sections: list[tuple[str, str]], headline_rows: list[dict],
-                    provenance_html: str, intro_html: str = "", synthesis_html: str = "",
-                    reduced: dict | None = None) -> str:
-    """The self-contained page: title, headline table, one section per stage, provenance."""
-    nav = (" ".join(f'<a href="#{s}">{s}</a>' for s, _ in sections)
-           + (' <a href="#synthesis">synthesis</a>' if synthesis_html else "") + ' <a href="#provenance">provenance</a>')
-    return (
-        f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{CSS}</style></head><body>\n<h1>{html.escape(title)}</h1>\n<nav>{nav}</nav>\n{intro_html}"
-        "<h2 id='headline-numbers'>Headline numbers</h2>\n<p class='note'>Each number the papers state, next to "
-        "this run's value (± one standard error). 'agrees' means the two differ by at most twice their combined "
-        "error.</p>\n" + headline_table_html(headline_rows, reduced) + "\n"
-        + synthesis_html + "\n" + "\n".join(h for _, h in sections)
-        + f"\n<section id='provenance'><h2>Provenance</h2>{provenance_html}</section>\n</body></html>\n"
-    )
+    atomic_write_text(html_path, f'<section id="{stage}">\n<h2>{html.escape(title)}</h2>\n{body_html}\n</section>\n')
+    atomic_write_text(json_path, json.dumps(headline_rows, indent=2, default=float))

@@ -12,7 +12,8 @@ import html
 import numpy as np
 
 from depthwidth.chinchilla import shape_exponents
-from depthwidth.report import table_html
+from depthwidth.papers import ALPHA_L_CHINCHILLA, ALPHA_M_LLM
+from depthwidth.report.html import table_html
 
 
 def propagate(alpha_m: float, se_m: float, alpha_l: float, se_l: float, n: int = 20000, seed: int = 0) -> dict:
@@ -38,7 +39,8 @@ def synthesis_rows(chinchilla_fit: dict | None, width_fit: dict | None) -> list[
         if width_fit and width_fit.get("status") == "ok":
             rows.append(("α_m from LLM widths (LM-head stage), α_ℓ from Chinchilla", width_fit["alpha"],
                          width_fit.get("alpha_err"), p["alpha_l"]["value"], p["alpha_l"]["stderr"]))
-    rows.append(("the papers' values: α_m = 0.91 ± 0.04, α_ℓ = 1.2 ± 0.3", 0.91, 0.04, 1.2, 0.3))
+    am, al = ALPHA_M_LLM, ALPHA_L_CHINCHILLA
+    rows.append((f"the papers' values: α_m = {am.text}, α_ℓ = {al.text}", am.value, am.err, al.value, al.err))
     out = []
     for label, am, sm, al, sl in rows:
         r = propagate(am, sm, al, sl)

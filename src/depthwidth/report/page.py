@@ -1,0 +1,199 @@
+"""The assembled report: one self-contained HTML page from the stages' sections (rule ``report``).
+
+The page is the jinja2 template ``templates/report.html.j2``. Each section fragment points at its figure
+files (``<img src="results/<stage>/figures/<name>.png">``, written by ``depthwidth.report.html.Figures``);
+``embed_figures`` replaces each with a data URI, so the page carries its figures while every figure is
+also a PNG under ``results/<stage>/figures/``. A figure may only come from a folder the rule declares.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from depthwidth.report.html import fmt_pm
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+# What the paper configuration (config/paper.yaml) runs instead of a reduced one, per stage.
+PAPER_SETTINGS = {
+    "chinchilla": "the same 245 points; 32 starts and 100 held-out splits",
+    "superposition": "n = 1000, m = 10…100, 10 weight decays × 9 exponents, batch 2048, 20k steps (exp-10)",
+    "depth_toy": "4 variants, 16 temperatures, 3 teacher replicates, depths 6–48, 40k–80k steps (GPU)",
+    "hidden_states": "Pythia 70m–12b, Qwen2.5 and OPT on 4,800 FineWeb documents of 1,024 tokens (GPU)",
+    "lm_head": "27 models (OPT, Qwen2.5, GPT-2, Pythia) on wikitext-103, C4, pile-10k, bookcorpus",
+}
+
+# <img ... src="results/<stage>/figures/<name>.png" ...>: the files Figures.html points at.
+_IMG_SRC = re.compile(r'(<img\b[^>]*?\bsrc=")(results/[^"]+\.png)(")')
+
+
+class FigureError(FileNotFoundError):
+    """A section points at a figure file that is missing or lies outside the declared figure folders."""
+
+
+def embed_figures(fragment: str, figure_dirs: list[str | Path], where: str = "section") -> str:
+    """``fragment`` with each ``<img src="results/...png">`` replaced by the file as a data URI.
+
+    ``figure_dirs``: the figure folders the report rule declares as inputs; a figure elsewhere is an
+    undeclared input and an error, as is a missing file (both name the file and ``where`` it is used)."""
+    folders = [Path(d).as_posix().rstrip("/") + "/" for d in figure_dirs]
+
+    def data_uri(m: re.Match) -> str:
+        src = html.unescape(m.group(2))
+        if not any(src.startswith(f) for f in folders):
+            raise FigureError(
+                f"{where} shows {src}, which is not in a declared figure folder "
+                f"({', '.join(folders) or 'none'}): write it with Figures(results/<stage>/figures)"
+            )
+        path = Path(src)
+        if not path.is_file():
+            raise FigureError(
+                f"{where} shows {src}, but that file is missing: rerun its section rule "
+                f"(snakemake -R <stage>_section)"
+            )
+        return (
+            m.group(1) + "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode() + m.group(3)
+        )
+
+    return _IMG_SRC.sub(data_uri, fragment)
+
+
+def headline_table_html(rows: list[dict], reduced: dict | None = None) -> str:
+    """``reduced``: stage -> True where this run used a reduced configuration rather than the paper's."""
+    reduced = reduced or {}
+    out = [
+        "<table class='tbl' id='headline'><thead><tr><th>quantity</th><th>paper</th><th>this run</th>"
+        "<th>agrees?</th><th>from</th><th>configuration</th><th>note</th></tr></thead><tbody>"
+    ]
+    for r in rows:
+        cls, word = {True: ("agree", "yes"), False: ("disagree", "no")}.get(r.get("agree"), ("", "–"))
+        value = r.get("value")
+        shown = fmt_pm(value, r.get("err")) if isinstance(value, (int, float)) else html.escape(str(value))
+        out.append(
+            f"<tr><td>{html.escape(str(r['quantity']))}</td><td>{html.escape(str(r['paper']))}</td>"
+            f"<td class='val'>{shown}</td><td class='{cls}'>{word}</td><td>{html.escape(str(r['source']))}</td>"
+            f"<td class='note'>{html.escape(_config_note(r.get('stage'), reduced))}</td>"
+            f"<td class='note'>{html.escape(str(r.get('note', '')))}</td></tr>"
+        )
+    out.append("</tbody></table>")
+    smaller = [s for s, r in reduced.items() if r]
+    if smaller:
+        out.append(
+            "<p class='note'>Reduced configurations in this run, and what <code>--configfile "
+            "config/paper.yaml</code> runs instead:</p><ul class='note'>"
+            + "".join(
+                f"<li><b>{html.escape(s)}</b>: {html.escape(PAPER_SETTINGS.get(s, 'the paper settings'))}</li>"
+                for s in smaller
+            )
+            + "</ul>"
+        )
+    return "".join(out)
+
+
+def _config_note(stage, reduced: dict) -> str:
+    if stage not in reduced:
+        return ""
+    return "reduced (see below)" if reduced[stage] else "paper"
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def render_page(
+    title: str,
+    sections: list[tuple[str, str]],
+    headline_rows: list[dict],
+    provenance_html: str,
+    figure_dirs: list[str | Path],
+    synthesis_html: str = "",
+    intro_html: str = "",
+    reduced: dict | None = None,
+) -> str:
+    """The self-contained page: title, headline table, synthesis, one section per stage (figures
+    embedded from ``figure_dirs``), provenance. ``sections``: (stage, fragment) in report order."""
+    embedded = [
+        (stage, Markup(embed_figures(frag, figure_dirs, f"section {stage}"))) for stage, frag in sections
+    ]
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            title=title,
+            sections=embedded,
+            headline=Markup(headline_table_html(headline_rows, reduced)),
+            synthesis=Markup(synthesis_html),
+            intro=Markup(intro_html),
+            provenance=Markup(provenance_html),
+        )
+    )
+
+
+def _files(value) -> list[str]:
+    """A named input as a list of paths (Snakemake gives a string or a list)."""
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def report(
+    title: str,
+    stages: list[str],
+    reduced: dict,
+    config: dict,
+    inputs: dict,
+    html_path: str | Path,
+    headline_path: str | Path,
+) -> None:
+    """Rule ``report``: the page and ``headline.csv`` from the declared ``inputs`` (named as in
+    ``depthwidth.report.pipeline.inputs``); provenance hashes exactly these files."""
+    import pandas as pd
+
+    from depthwidth.files import atomic_write_csv, atomic_write_text
+    from depthwidth.logs import log
+    from depthwidth.provenance import provenance_html
+    from depthwidth.report.synthesis import synthesis_html
+
+    sections, rows = [], []
+    for stage in stages:
+        sections.append((stage, Path(inputs[f"{stage}_html"]).read_text()))
+        rows.extend({**r, "stage": stage} for r in json.loads(Path(inputs[f"{stage}_headline"]).read_text()))
+    fits = {
+        k: json.loads(Path(inputs[k]).read_text()) if k in inputs else None
+        for k in ("synthesis_chinchilla", "synthesis_width")
+    }
+    declared = [f for v in inputs.values() for f in _files(v)]
+    provenance = provenance_html(
+        config,
+        declared,
+        benchmarks=_files(inputs.get("benchmarks", [])),
+        manifests=_files(inputs.get("manifests", [])),
+    )
+    page = render_page(
+        title,
+        sections,
+        rows,
+        provenance,
+        [inputs[f"{s}_figures"] for s in stages],
+        synthesis_html=synthesis_html(fits["synthesis_chinchilla"], fits["synthesis_width"]),
+        reduced=reduced,
+    )
+    atomic_write_text(html_path, page)
+    atomic_write_csv(headline_path, pd.DataFrame(rows))
+    log.info(
+        "report: %d sections, %d headline rows, %d declared inputs, %.0f kB",
+        len(sections),
+        len(rows),
+        len(declared),
+        len(page) / 1024,
+    )

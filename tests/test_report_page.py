@@ -1,0 +1,142 @@
+"""The assembled report: figures embedded from their files, declared inputs only, a clear error for a
+missing figure; the report rule's inputs from the config."""
+
+import base64
+import json
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from depthwidth.report import pipeline  # noqa: E402
+from depthwidth.report.html import Figures, headline_row, write_section  # noqa: E402
+from depthwidth.report.page import FigureError, embed_figures, report  # noqa: E402
+
+CONFIG = {
+    "stages": ["chinchilla", "lm_head"],
+    "report": {"title": "A <test> report"},
+    "chinchilla": {"fit": {}},
+    "lm_head": {"models": ["m1", "m2"]},
+    "hidden_states": {"models": ["m3"]},
+    "models": {"m1": {}, "m2": {}, "m3": {}},
+}
+PATTERNS = [
+    "benchmarks/chinchilla/fit.tsv",
+    "benchmarks/chinchilla/section.tsv",
+    "benchmarks/lm_head/geometry_{model}.tsv",
+    "benchmarks/lm_head/loss_{corpus}_{model}.tsv",
+    "benchmarks/hidden_states/section.tsv",
+    "benchmarks/models/model_fetch_{model}.tsv",
+    "benchmarks/superposition/train/{dist}/n{n}/seed{seed}.tsv",
+    "benchmarks/report.tsv",
+]
+
+
+def test_inputs_name_sections_figures_manifests_and_benchmarks():
+    inputs = pipeline.inputs(CONFIG, PATTERNS)
+    assert inputs["chinchilla_figures"] == "results/chinchilla/figures"
+    assert inputs["lm_head_html"] == "results/lm_head/section.html"
+    assert "hidden_states_html" not in inputs
+    assert inputs["synthesis_chinchilla"] == "results/chinchilla/fit.json"
+    # Models of enabled stages only: hidden_states is not enabled, so m3's manifest is not read.
+    assert inputs["manifests"] == ["data/models/m1/manifest.json", "data/models/m2/manifest.json"]
+    assert inputs["benchmarks"] == [
+        "benchmarks/chinchilla/fit.tsv",
+        "benchmarks/chinchilla/section.tsv",
+        "benchmarks/lm_head/geometry_m1.tsv",
+        "benchmarks/lm_head/geometry_m2.tsv",
+        "benchmarks/models/model_fetch_m1.tsv",
+        "benchmarks/models/model_fetch_m2.tsv",
+    ]
+    assert pipeline.params(CONFIG, {"chinchilla": True})["title"] == "A <test> report"
+
+
+def _section(stage: str, n_figures: int = 1) -> None:
+    figs = Figures(f"results/{stage}/figures")
+    body = ""
+    for i in range(n_figures):
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1], [0, i + 1])
+        body += figs.html(fig, f"line{i}", f"Line {i}. A caption.")
+    row = headline_row(f"{stage} quantity", "1 ± 0.1", 1.05, 0.02, True, stage)
+    write_section(
+        f"results/{stage}/section.html", f"results/{stage}/headline.json", stage, stage, body, [row]
+    )
+
+
+def _inputs() -> dict:
+    inputs = pipeline.inputs(CONFIG, PATTERNS)
+    del inputs["synthesis_chinchilla"], inputs["synthesis_width"]
+    return inputs
+
+
+@pytest.fixture()
+def run_folder(tmp_path, monkeypatch):
+    """A working directory with two sections, their figures, two manifests and the benchmark files."""
+    monkeypatch.chdir(tmp_path)
+    _section("chinchilla", 2)
+    _section("lm_head", 1)
+    inputs = _inputs()
+    for i, m in enumerate(inputs["manifests"]):
+        (tmp_path / m).parent.mkdir(parents=True)
+        (tmp_path / m).write_text(json.dumps({"source": "pypi", "n": i}))
+    for b in inputs["benchmarks"]:
+        (tmp_path / b).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / b).write_text("s\th:m:s\tmax_rss\n1.5\t0:00:01\t100\n")
+    (tmp_path / "data" / "undeclared.bin").write_bytes(b"x")  # must not be hashed
+    (tmp_path / "benchmarks" / "other.tsv").write_text("s\n99\n")  # must not be counted
+    return tmp_path
+
+
+def test_report_embeds_figure_files_and_hashes_only_declared_inputs(run_folder):
+    report(
+        "A <test> report",
+        CONFIG["stages"],
+        {"chinchilla": False, "lm_head": True},
+        CONFIG,
+        _inputs(),
+        "results/report.html",
+        "results/headline.csv",
+    )
+    page = (run_folder / "results" / "report.html").read_text()
+    assert "<title>A &lt;test&gt; report</title>" in page
+    srcs = re.findall(r'<img[^>]*src="([^"]+)"', page)
+    assert len(srcs) == 3 and all(s.startswith("data:image/png;base64,") for s in srcs)
+    png = (run_folder / "results/chinchilla/figures/line1.png").read_bytes()
+    assert base64.b64encode(png).decode() in page
+    assert 'id="chinchilla"' in page and 'id="lm_head"' in page and "id='headline'" in page
+    assert "table.tbl" in page  # the stylesheet is included
+    # Provenance: every declared file with its checksum, nothing else.
+    for f in (
+        "results/chinchilla/figures/line0.png",
+        "results/lm_head/headline.json",
+        "data/models/m2/manifest.json",
+        "benchmarks/lm_head/geometry_m1.tsv",
+    ):
+        assert f in page
+    assert "undeclared.bin" not in page and "other.tsv" not in page
+    assert "Model source and revision: data/models/m1/manifest.json" in page
+    rows = pd.read_csv(run_folder / "results" / "headline.csv")
+    assert list(rows["stage"]) == ["chinchilla", "lm_head"]
+
+
+def test_missing_figure_is_an_error_naming_the_file(run_folder):
+    (run_folder / "results/lm_head/figures/line0.png").unlink()
+    with pytest.raises(
+        FigureError,
+        match=r"section lm_head shows results/lm_head/figures/line0\.png, but that file is missing",
+    ):
+        report("t", CONFIG["stages"], {}, CONFIG, _inputs(), "results/report.html", "results/headline.csv")
+    assert not (run_folder / "results" / "report.html").exists()
+
+
+def test_figure_outside_declared_folders_is_an_error():
+    frag = '<figure><img src="results/other/figures/a.png" alt="a"></figure>'
+    with pytest.raises(
+        FigureError, match="results/other/figures/a.png, which is not in a declared figure folder"
+    ):
+        embed_figures(frag, ["results/chinchilla/figures"])
