@@ -10,6 +10,7 @@ if stage_enabled("lm_head"):
 
 localrules:
     lm_head_corpus,
+    lm_head_token_counts,
 
 
 wildcard_constraints:
@@ -102,6 +103,54 @@ rule lm_head_width_fit:
         fit=lm_head_pipeline.fit_params(config),
     script:
         "../scripts/lm_head_width_fit.py"
+
+
+# Token-id counts of one tokenizer on one corpus: the first >= min_tokens tokens in stream order, as the
+# paper's LLMs/token-freq-0.py. A local rule like lm_head_corpus: hub corpora are streamed.
+rule lm_head_token_counts:
+    input:
+        model="data/models/{model}/manifest.json",
+        corpus=lm_head_pipeline.corpus_input_function(
+            config, fineweb_shard_paths(), "token_frequencies"
+        ),
+    output:
+        counts="results/lm_head/token_counts/{corpus}/{model}.parquet",
+        summary="results/lm_head/token_counts/{corpus}/{model}.json",
+    log:
+        "logs/lm_head/token_counts_{corpus}_{model}.log",
+    benchmark:
+        "benchmarks/lm_head/token_counts_{corpus}_{model}.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        **lm_head_pipeline.token_count_params(config),
+        spec=lm_head_pipeline.corpus_spec_function(config, "token_frequencies"),
+    script:
+        "../scripts/lm_head_token_counts.py"
+
+
+# p_i ~ i^-alpha over the configured rank range, per (tokenizer, corpus); alpha - 1 is the weak-regime alpha_m.
+rule lm_head_token_fit:
+    input:
+        **lm_head_pipeline.token_fit_inputs(config),
+    output:
+        fit="results/lm_head/token_frequency_fit.csv",
+    log:
+        "logs/lm_head/token_fit.log",
+    benchmark:
+        "benchmarks/lm_head/token_fit.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        **lm_head_pipeline.token_fit_params(config),
+    script:
+        "../scripts/lm_head_token_fit.py"
 
 
 rule lm_head_section:

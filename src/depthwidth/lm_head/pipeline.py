@@ -100,13 +100,42 @@ def fit_inputs(config: dict) -> dict[str, list[str]]:
     }
 
 
+def tokenizers(config: dict) -> list[str]:
+    """The models whose tokenizers count token frequencies."""
+    return list(config["lm_head"]["token_frequencies"]["tokenizers"])
+
+
+def token_corpora(config: dict) -> list[str]:
+    return list(config["lm_head"]["token_frequencies"]["corpora"])
+
+
+def token_count_params(config: dict) -> dict:
+    return {"min_tokens": config["lm_head"]["token_frequencies"]["min_tokens"]}
+
+
+def token_fit_params(config: dict) -> dict:
+    return {"fit_ranks": list(config["lm_head"]["token_frequencies"]["fit_ranks"])}
+
+
+def token_count_files(config: dict, ext: str) -> list[str]:
+    """Every (corpus, tokenizer) output of rule lm_head_token_counts with extension ``ext`` (parquet: the
+    counts, json: the summary), corpus-major."""
+    return [f"results/lm_head/token_counts/{c}/{m}.{ext}" for c in token_corpora(config) for m in tokenizers(config)]
+
+
+def token_fit_inputs(config: dict) -> dict[str, list[str]]:
+    return {"counts": token_count_files(config, "parquet"), "summaries": token_count_files(config, "json")}
+
+
 def section_inputs(config: dict) -> dict:
-    """Inputs of rule lm_head_section: the tables, the fit and every model's row norms."""
+    """Inputs of rule lm_head_section: the tables, the fits, every model's row norms and the token counts."""
     return {
         "geometry": "results/lm_head/geometry.csv",
         "loss": "results/lm_head/loss.csv",
         "fit": "results/lm_head/width_fit.json",
         "norms": [f"results/lm_head/geometry/{m}_norms.npy" for m in models(config)],
+        "token_fit": "results/lm_head/token_frequency_fit.csv",
+        "token_counts": token_count_files(config, "parquet"),
     }
 
 
@@ -151,13 +180,17 @@ def _corpus_errors(key: str, corpora: dict, manifest: dict | None) -> tuple[list
 
 def check_config(config: dict) -> None:
     """Cross-key checks of the ``lm_head`` section that the JSON schema cannot express, run when the
-    workflow is parsed (before any job): model names must be in ``models:`` with a valid spec, each
-    corpus must have the keys its source needs, and a ``raw`` path must be pinned in the manifest."""
+    workflow is parsed (before any job): model and tokenizer names must be in ``models:`` with a valid
+    spec, each corpus must have the keys its source needs, and a ``raw`` path must be pinned in the manifest."""
     from depthwidth.config import ConfigError
 
     sec = config["lm_head"]
     errors = _model_errors(config, "lm_head.models", sec["models"])
-    corpus_errors, _ = _corpus_errors("lm_head.loss.corpora", sec["loss"]["corpora"], None)
+    corpus_errors, manifest = _corpus_errors("lm_head.loss.corpora", sec["loss"]["corpora"], None)
     errors += corpus_errors
+    if "token_frequencies" in sec:  # always after validation; callers may check a partial section
+        tf = sec["token_frequencies"]
+        errors += _model_errors(config, "lm_head.token_frequencies.tokenizers", tf["tokenizers"])
+        errors += _corpus_errors("lm_head.token_frequencies.corpora", tf["corpora"], manifest)[0]
     if errors:
         raise ConfigError("Invalid configuration (nothing was run):\n  - " + "\n  - ".join(errors))

@@ -1,4 +1,5 @@
-"""Report section of the LM-head stage: overlap vs width, row norms, loss vs width and the fitted α_m.
+"""Report section of the LM-head stage: overlap vs width, row norms, loss vs width and the fitted α_m,
+and the token frequencies of real text (α − 1, the weak-superposition α_m, beside the measured α_m).
 
 Figures go to the section's figure folder (``depthwidth.report.html.Figures``); ``render`` returns the
 section body and its headline rows; ``lm_head_section`` is rule lm_head_section.
@@ -15,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.fits import power_law_fit
+from depthwidth.lm_head.token_frequencies import rank_frequency
 from depthwidth.lm_head.width_fit import width_law
-from depthwidth.papers import ALPHA_M_LLM
+from depthwidth.papers import ALPHA_M_LLM, TOKEN_FREQUENCY_ALPHA
 from depthwidth.report.html import Figures, agree_within, fmt_pm, headline_row, table_html, write_section
 
 TITLE = "LM-head geometry and loss vs width (Liu, Liu & Gore 2025)"
@@ -98,6 +100,22 @@ def fig_loss(loss: pd.DataFrame, fit: dict):
     return fig
 
 
+def fig_rank_frequency(token_fit: pd.DataFrame, counts: dict[str, np.ndarray]):
+    fig, ax = plt.subplots(figsize=(5.2, 4))
+    cmap = plt.get_cmap("tab10")
+    for i, r in enumerate(token_fit.itertuples()):
+        label = f"{r.tokenizer} / {r.corpus}"
+        ranks, p = rank_frequency(counts[label])
+        ax.plot(ranks, p, color=cmap(i % 10), lw=1, label=f"{label}: α = {r.alpha:.3f}")
+        rr = np.geomspace(r.rank_min, r.rank_max, 20)
+        ax.plot(rr, np.exp(r.log_c) * rr ** -r.alpha, color="k", ls="--", lw=0.8)
+    if len(token_fit):
+        ax.axvspan(token_fit["rank_min"].min(), token_fit["rank_max"].max(), color="0.9", zorder=0,
+                   label="fitted ranks")
+    _log_log(ax, "token rank i (most frequent = 1)", "frequency p_i (fraction of tokens)", legend_size=7)
+    return fig
+
+
 # --------------------------------------------------------------------------------------------- prose
 
 
@@ -151,6 +169,27 @@ def width_exponent_html(fit: dict) -> str:
             "config/paper.yaml lists the paper's 27 models (needs the hub and a GPU).</p>")
 
 
+def token_frequencies_html(token_fit: pd.DataFrame, counts: dict[str, np.ndarray], fit: dict,
+                           figures: Figures) -> str:
+    llm = (f"this run's α_m = {fmt_pm(fit['alpha'], fit['alpha_err'])}" if fit.get("status") == "ok"
+           else "this run has no α_m (see above)")
+    intro = ("<h3>Token frequencies: what weak superposition would predict</h3><p>In the weak regime the loss "
+             "is the frequency mass of the tokens a model cannot represent, so token frequencies p<sub>i</sub> ∝ "
+             "i<sup>−α</sup> give α<sub>m</sub> = α − 1. The paper finds α near "
+             f"{TOKEN_FREQUENCY_ALPHA.value:g} for real text, hence α<sub>m</sub> near 0, far from the LLMs' "
+             f"{ALPHA_M_LLM.text} ({html.escape(llm)}). Counted as the paper's script does: documents in "
+             "stream order, no special tokens, blank documents skipped, the last document counted whole.</p>")
+    table = token_fit.assign(llm_alpha_m=fit["alpha"] if fit.get("status") == "ok" else ALPHA_M_LLM.value)
+    return "\n".join([intro, figures.html(
+        fig_rank_frequency(token_fit, counts), "token_rank_frequency",
+        "Token frequency against rank, log-log axes, one line per (tokenizer, corpus). Dashed: the fit "
+        "p_i ∝ i^−α over the shaded rank range. Its error is the OLS error of the slope; alpha_lower and "
+        "alpha_upper (table) are the fits over each half of the range and show how far α depends on it.",
+    ), table_html(table, "Token-frequency exponents (token_frequency_fit.csv). weak_alpha_m = α − 1, the "
+                         "weak-regime width exponent; llm_alpha_m: this run's width fit, or the paper's value "
+                         "when there is none; exhausted: the corpus ended before min_tokens.")])
+
+
 # ------------------------------------------------------------------------------------------ headline
 
 
@@ -181,21 +220,52 @@ def geometry_headlines(geo: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def token_headlines(token_fit: pd.DataFrame) -> list[dict]:
+    """α − 1 beside the LLMs' α_m: 'agree' when they differ by more than twice their combined error, as
+    the paper argues (weak superposition does not explain the LLMs' width exponent)."""
+    rows = []
+    paper = f"≈ {TOKEN_FREQUENCY_ALPHA.value - 1:g} (α ≈ {TOKEN_FREQUENCY_ALPHA.value:g}), not α_m = {ALPHA_M_LLM.text}"
+    for r in token_fit.itertuples():
+        same = agree_within(r.weak_alpha_m, r.alpha_err, ALPHA_M_LLM.value, ALPHA_M_LLM.err)
+        whole = ", whole corpus" if r.exhausted else ""
+        rows.append(headline_row(f"α − 1 from token frequencies (weak-regime α_m), {r.tokenizer} / {r.corpus}",
+                                 paper, r.weak_alpha_m, r.alpha_err, None if same is None else not same,
+                                 TOKEN_FREQUENCY_ALPHA.source,
+                                 f"α = {r.alpha:.3f} over ranks {r.rank_min}–{r.rank_max}, {r.n_tokens} tokens in "
+                                 f"{r.n_docs} documents{whole}; agree = differs from α_m by more than 2σ"))
+    return rows
+
+
 # ------------------------------------------------------------------------------------------- section
 
 
 def render(geo: pd.DataFrame, loss: pd.DataFrame, fit: dict, norms: dict[str, np.ndarray], *,
-           figures: Figures, dead_fraction: float | None = None) -> tuple[str, list[dict]]:
-    """Returns (section body HTML, headline rows); the figures are written into ``figures``."""
-    body = "\n".join([intro_html(), geometry_html(geo, norms, dead_fraction, figures), loss_html(loss, fit, figures),
-                      width_exponent_html(fit)])
-    return body, [width_headline(fit), *geometry_headlines(geo)]
+           figures: Figures, dead_fraction: float | None = None, token_fit: pd.DataFrame | None = None,
+           token_counts: dict[str, np.ndarray] | None = None) -> tuple[str, list[dict]]:
+    """Returns (section body HTML, headline rows); the figures are written into ``figures``.
+    ``token_fit`` (token_frequency_fit.csv) and ``token_counts`` ("tokenizer / corpus" -> counts) add
+    the token frequencies."""
+    parts = [intro_html(), geometry_html(geo, norms, dead_fraction, figures), loss_html(loss, fit, figures),
+             width_exponent_html(fit)]
+    rows = [width_headline(fit), *geometry_headlines(geo)]
+    if token_fit is not None and len(token_fit):
+        parts.append(token_frequencies_html(token_fit, token_counts, fit, figures))
+        rows += token_headlines(token_fit)
+    return "\n".join(parts), rows
 
 
-def lm_head_section(geometry_csv: str, loss_csv: str, fit_json: str, norms_paths: list[str], *,
-                    dead_norm_fraction: float, html_path: str, headline_path: str, figures_dir: str) -> None:
+def _token_counts(paths: list[str]) -> dict[str, np.ndarray]:
+    """results/lm_head/token_counts/<corpus>/<tokenizer>.parquet -> {"tokenizer / corpus": counts}."""
+    return {f"{Path(p).stem} / {Path(p).parent.name}": pd.read_parquet(p, columns=["count"])["count"].to_numpy()
+            for p in paths}
+
+
+def lm_head_section(geometry_csv: str, loss_csv: str, fit_json: str, norms_paths: list[str], token_fit_csv: str,
+                    token_counts_paths: list[str], *, dead_norm_fraction: float, html_path: str, headline_path: str,
+                    figures_dir: str) -> None:
     """Rule lm_head_section: the section HTML, its headline rows and its figures (PNG + caption)."""
     norms = {Path(p).name.removesuffix("_norms.npy"): np.load(p) for p in norms_paths}
     body, rows = render(pd.read_csv(geometry_csv), pd.read_csv(loss_csv), json.loads(Path(fit_json).read_text()),
-                        norms, figures=Figures(figures_dir), dead_fraction=dead_norm_fraction)
+                        norms, figures=Figures(figures_dir), dead_fraction=dead_norm_fraction,
+                        token_fit=pd.read_csv(token_fit_csv), token_counts=_token_counts(token_counts_paths))
     write_section(html_path, headline_path, "lm_head", TITLE, body, rows)
