@@ -26,7 +26,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from depthwidth.lm_head import mean_abs_overlap, mean_sq_overlap, normalized_rows
+from depthwidth.lm_head.geometry import mean_abs_overlap, mean_sq_overlap, normalized_rows
 
 
 def main() -> None:

@@ -172,67 +172,6 @@ def model_spec_params(wildcards):
     return dict(sorted(config["models"][wildcards.model].items()))
 
 
-# LM head (rules/lm_head.smk; depthwidth.lm_head).
-from depthwidth.lm_head import check_config as lm_head_check_config  # noqa: E402
-
-# Model names and corpus keys are checked together before any job starts.
-if stage_enabled("lm_head"):
-    lm_head_check_config(config)
-
-
-def lm_head_models():
-    return list(config["lm_head"]["models"])
-
-
-def lm_head_decoders():
-    """Models with a next-token loss (bert-family encoders have none)."""
-    return [m for m in lm_head_models() if config["models"][m]["family"] != "bert"]
-
-
-def lm_head_corpora():
-    return list(config["lm_head"]["loss"]["corpora"])
-
-
-def lm_head_corpus_params(wildcards):
-    return dict(sorted(config["lm_head"]["loss"]["corpora"][wildcards.corpus].items()))
-
-
-def lm_head_corpus_input(wildcards):
-    """FineWeb shards, a pinned raw file (fetch_file, mirrors first), a local file, or nothing (hub)."""
-    spec = config["lm_head"]["loss"]["corpora"][wildcards.corpus]
-    if spec["source"] == "fineweb":
-        return fineweb_shard_paths()
-    if spec["source"] == "raw":
-        return [f"data/raw/{spec['path']}"]
-    if spec["source"] == "local":
-        return [spec["path"]]
-    return []
-
-
-def lm_head_fit_inputs(wildcards):
-    return {
-        "geometry": expand(
-            "results/lm_head/geometry/{model}.json", model=lm_head_models()
-        ),
-        "loss": expand(
-            "results/lm_head/loss/{corpus}/{model}.json",
-            corpus=lm_head_corpora(),
-            model=lm_head_decoders(),
-        ),
-    }
-
-
-def lm_head_section_inputs(wildcards):
-    return {
-        "geometry": "results/lm_head/geometry.csv",
-        "loss": "results/lm_head/loss.csv",
-        "fit": "results/lm_head/width_fit.json",
-        "norms": expand(
-            "results/lm_head/geometry/{model}_norms.npy", model=lm_head_models()
-        ),
-    }
-
-
 def hidden_states_models():
     return list(HIDDEN_STATES["models"])
 

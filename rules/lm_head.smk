@@ -1,8 +1,16 @@
 # LM-head geometry and loss vs width (Liu, Liu & Gore 2025, "Superposition yields robust neural scaling").
-# Package: depthwidth.lm_head (science) and depthwidth.lm_head_report (section). Models come from
-# rules/models.smk, FineWeb shards from rules/download.smk (fineweb_shards).
+# Package: depthwidth.lm_head (pipeline: config -> params and inputs; geometry, corpus, loss, width_fit,
+# section). Models come from rules/models.smk, FineWeb shards from rules/download.smk (fineweb_shards).
+from depthwidth.lm_head import pipeline as lm_head_pipeline  # noqa: E402
+
+# Model names and corpus keys are checked together before any job starts.
+if stage_enabled("lm_head"):
+    lm_head_pipeline.check_config(config)
+
+
 localrules:
     lm_head_corpus,
+    lm_head_token_counts,
 
 
 wildcard_constraints:
@@ -12,7 +20,7 @@ wildcard_constraints:
 # The first n_texts non-empty texts of a corpus, in one parquet file (text_index, text).
 rule lm_head_corpus:
     input:
-        lm_head_corpus_input,
+        lm_head_pipeline.corpus_input_function(config, fineweb_shard_paths()),
     output:
         "data/corpora/{corpus}.parquet",
     log:
@@ -22,8 +30,8 @@ rule lm_head_corpus:
     conda:
         "../envs/depthwidth.yaml"
     params:
-        spec=lm_head_corpus_params,
-        n_texts=config["lm_head"]["loss"]["n_texts"],
+        spec=lm_head_pipeline.corpus_spec_function(config),
+        n_texts=lm_head_pipeline.n_texts(config),
     script:
         "../scripts/lm_head_corpus.py"
 
@@ -45,7 +53,7 @@ rule lm_head_geometry:
         mem_mb=8000,
         runtime=60,
     params:
-        geometry=dict(sorted(config["lm_head"]["geometry"].items())),
+        geometry=lm_head_pipeline.geometry_params(config),
     script:
         "../scripts/lm_head_geometry.py"
 
@@ -67,17 +75,17 @@ rule lm_head_loss:
     resources:
         mem_mb=8000,
         runtime=240,
-        gpu=config["lm_head"]["loss"]["gpus"],
+        gpu=lm_head_pipeline.loss_gpus(config),
+        checkpoint_every=lm_head_pipeline.loss_checkpoint_every(config),
     params:
-        max_tokens=config["lm_head"]["loss"]["max_tokens"],
-        dtype=config["lm_head"]["loss"]["dtype"],
+        **lm_head_pipeline.loss_params(config),
     script:
         "../scripts/lm_head_loss.py"
 
 
 rule lm_head_width_fit:
     input:
-        unpack(lm_head_fit_inputs),
+        **lm_head_pipeline.fit_inputs(config),
     output:
         geometry="results/lm_head/geometry.csv",
         loss="results/lm_head/loss.csv",
@@ -92,17 +100,66 @@ rule lm_head_width_fit:
         mem_mb=1000,
         runtime=10,
     params:
-        fit=dict(sorted(config["lm_head"]["fit"].items())),
+        fit=lm_head_pipeline.fit_params(config),
     script:
         "../scripts/lm_head_width_fit.py"
 
 
+# Token-id counts of one tokenizer on one corpus: the first >= min_tokens tokens in stream order, as the
+# paper's LLMs/token-freq-0.py. A local rule like lm_head_corpus: hub corpora are streamed.
+rule lm_head_token_counts:
+    input:
+        model="data/models/{model}/manifest.json",
+        corpus=lm_head_pipeline.corpus_input_function(
+            config, fineweb_shard_paths(), "token_frequencies"
+        ),
+    output:
+        counts="results/lm_head/token_counts/{corpus}/{model}.parquet",
+        summary="results/lm_head/token_counts/{corpus}/{model}.json",
+    log:
+        "logs/lm_head/token_counts_{corpus}_{model}.log",
+    benchmark:
+        "benchmarks/lm_head/token_counts_{corpus}_{model}.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        **lm_head_pipeline.token_count_params(config),
+        spec=lm_head_pipeline.corpus_spec_function(config, "token_frequencies"),
+    script:
+        "../scripts/lm_head_token_counts.py"
+
+
+# p_i ~ i^-alpha over the configured rank range, per (tokenizer, corpus); alpha - 1 is the weak-regime alpha_m.
+rule lm_head_token_fit:
+    input:
+        **lm_head_pipeline.token_fit_inputs(config),
+    output:
+        fit="results/lm_head/token_frequency_fit.csv",
+    log:
+        "logs/lm_head/token_fit.log",
+    benchmark:
+        "benchmarks/lm_head/token_fit.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        **lm_head_pipeline.token_fit_params(config),
+    script:
+        "../scripts/lm_head_token_fit.py"
+
+
 rule lm_head_section:
     input:
-        unpack(lm_head_section_inputs),
+        **lm_head_pipeline.section_inputs(config),
     output:
         html="results/lm_head/section.html",
         headline="results/lm_head/headline.json",
+        figures=directory("results/lm_head/figures"),
     log:
         "logs/lm_head/section.log",
     benchmark:
@@ -113,6 +170,6 @@ rule lm_head_section:
         mem_mb=2000,
         runtime=10,
     params:
-        dead_norm_fraction=config["lm_head"]["geometry"]["dead_norm_fraction"],
+        **lm_head_pipeline.section_params(config),
     script:
         "../scripts/lm_head_section.py"

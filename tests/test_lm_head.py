@@ -6,21 +6,19 @@ import numpy as np
 import pytest
 import torch
 
-from depthwidth.lm_head import (
-    corpus_loss,
-    fit_width_law,
+from depthwidth.lm_head.corpus import join_texts
+from depthwidth.lm_head.geometry import (
     geometry,
     head_from_checkpoint,
-    join_texts,
     lm_head_matrix,
     mean_abs_overlap,
     mean_sq_overlap,
     mean_sq_overlap_bruteforce,
     produced_token_mask,
     row_norm_stats,
-    token_nll,
-    width_law,
 )
+from depthwidth.lm_head.loss import corpus_loss, token_nll
+from depthwidth.lm_head.width_fit import fit_width_law, width_law
 
 
 def test_gram_identity_matches_pair_loop():
@@ -218,10 +216,11 @@ def test_corpus_loss_resumes_from_checkpoint(tmp_path):
     assert np.allclose(resumed["nll_nats"], full["nll_nats"], rtol=1e-6)
 
 
-def test_section_shows_fit_and_headline_rows():
+def test_section_shows_fit_and_headline_rows(tmp_path):
     import pandas as pd
 
-    from depthwidth.lm_head_report import render
+    from depthwidth.lm_head.section import render
+    from depthwidth.report.html import Figures
 
     rng = np.random.default_rng(2)
     geo_rows, loss_rows, norms = [], [], {}
@@ -236,7 +235,7 @@ def test_section_shows_fit_and_headline_rows():
                       "loss_nats": float(width_law(512, 30.0, 0.9, 2.0))})
     geo, loss = pd.DataFrame(geo_rows), pd.DataFrame(loss_rows)
     fit = fit_width_law(loss["width"], loss["loss_nats"], loss["family"] + " / " + loss["corpus"])
-    html, rows = render(geo, loss, fit, norms, dead_fraction=0.1)
+    html, rows = render(geo, loss, fit, norms, figures=Figures(tmp_path / "figures"), dead_fraction=0.1)
     assert html.count("<img") == 3 and "No fit" not in html
     alpha = rows[0]
     assert alpha["value"] == pytest.approx(0.9, abs=0.05) and alpha["agree"] is True
@@ -250,7 +249,7 @@ def test_section_shows_fit_and_headline_rows():
 
 def test_config_cross_checks_name_the_key_and_fix():
     from depthwidth.config import ConfigError
-    from depthwidth.lm_head import check_config
+    from depthwidth.lm_head.pipeline import check_config
 
     cfg = {"models": {"a": {"source": "local", "path": "/x", "family": "gpt2"},
                       "b": {"source": "hub", "family": "opt"}},

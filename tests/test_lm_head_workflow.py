@@ -33,7 +33,21 @@ def test_packaged_smollm2_geometry_and_loss(done):
     assert fit["status"] == "skipped" and "1 distinct width" in fit["reason"]
     rows = json.loads((done / "results/lm_head/headline.json").read_text())
     assert rows[0]["value"] == "not fitted" and rows[1]["value"] == pytest.approx(r["m_times_mean_sq_overlap"])
-    assert (done / "results/lm_head/section.html").read_text().count("<img") == 3
+    assert (done / "results/lm_head/section.html").read_text().count("<img") == 4  # + token rank-frequency
+
+
+def test_token_counts_stop_after_min_tokens(done):
+    """SmolLM2's tokenizer on the mirrored FineWeb documents: counting stops at the document that reaches
+    min_tokens (counted whole), so the total is at least min_tokens and less than one document more."""
+    c = merged_config()["lm_head"]["token_frequencies"]
+    corpus, tok = next(iter(c["corpora"])), c["tokenizers"][0]
+    counts = pd.read_parquet(done / f"results/lm_head/token_counts/{corpus}/{tok}.parquet")
+    summary = json.loads((done / f"results/lm_head/token_counts/{corpus}/{tok}.json").read_text())
+    assert counts["count"].sum() == summary["n_tokens"] >= c["min_tokens"] and not summary["exhausted"]
+    assert counts["rank"].tolist() == list(range(1, len(counts) + 1)) and counts["count"].is_monotonic_decreasing
+    fit = pd.read_csv(done / "results/lm_head/token_frequency_fit.csv").iloc[0]
+    assert (fit["rank_min"], fit["rank_max"]) == tuple(c["fit_ranks"])
+    assert 0.7 < fit["alpha"] < 1.3 and fit["weak_alpha_m"] == pytest.approx(fit["alpha"] - 1)
 
 
 def test_fetched_smollm2_matches_reference_loss(done):

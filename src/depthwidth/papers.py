@@ -26,3 +26,6 @@ ALPHA_L_CHINCHILLA = PaperValue(1.2, 0.3, "depth paper, decomposed Chinchilla fi
 # Superposition paper: loss vs width of real LLMs, and the toy model's regimes.
 ALPHA_M_LLM = PaperValue(0.91, 0.04, "superposition paper, LLM loss vs width")
 ALPHA_M_STRONG = PaperValue(1.0, None, "superposition paper, strong regime: loss ∝ 1/m")
+# Superposition paper, appendix: token frequencies of real text follow p_i ∝ i^-α with α near 1, so weak
+# superposition (α_m = α − 1) would predict a width exponent near 0.
+TOKEN_FREQUENCY_ALPHA = PaperValue(1.0, None, "superposition paper, appendix: token frequencies p_i ∝ i^-α, α ≈ 1")

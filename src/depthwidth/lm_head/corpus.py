@@ -1,0 +1,116 @@
+"""Corpora and tokenizers of the LM-head stage: where texts come from and how they become token ids.
+
+A corpus is configured as ``lm_head.loss.corpora.<name>`` or ``lm_head.token_frequencies.corpora.<name>``
+(schema: ``schemas/lm_head.schema.yaml``), with ``source`` one of fineweb (the FineWeb shards of rule
+fineweb_shards), raw (a file pinned in ``src/depthwidth/manifest.yaml``, rule fetch_file), local (a
+file) or hub (a hub dataset, streamed: only what is needed is read).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pandas as pd
+
+from depthwidth.files import atomic_write_parquet
+
+log = logging.getLogger("depthwidth.lm_head")
+
+
+def join_texts(texts: Iterable[str], n_texts: int, join_words: int = 0) -> list[str]:
+    """The first ``n_texts`` non-empty texts; with ``join_words`` > 0, consecutive non-empty texts are
+    joined (with a space) until a chunk has at least that many whitespace-separated words. The paper
+    built its wikitext-103 and bookcorpus samples this way (one line per row, joined to max_tokens/2 words)."""
+    out: list[str] = []
+    cur: list[str] = []
+    words = 0
+    for t in texts:
+        t = str(t)
+        if not t.strip():
+            continue  # blank lines (wikitext) have no tokens to score
+        if join_words <= 0:
+            out.append(t)
+        else:
+            cur.append(t)
+            words += len(t.split())
+            if words < join_words:
+                continue
+            out.append(" ".join(cur))
+            cur, words = [], 0
+        if len(out) >= n_texts:
+            break
+    return out
+
+
+def iter_texts(spec: dict, input_paths: list[str] | None = None, name: str = "?") -> Iterator[str]:
+    """Every row's text of a corpus, in stream order, blank ones included (callers skip them).
+
+    ``source`` fineweb: ``input_paths`` are the FineWeb parquet shards; raw/local: ``input_paths[0]``
+    is the file (parquet, JSON or JSONL); hub: streamed with ``datasets``.
+    """
+    from depthwidth.fineweb import CorpusError, read_corpus, read_shards
+
+    src = spec["source"]
+    if src == "fineweb":
+        yield from read_shards(input_paths)["text"]
+    elif src in ("raw", "local"):
+        yield from (d["text"] for d in read_corpus(input_paths[0], text_column=spec["text_column"]))
+    elif src == "hub":
+        yield from _hub_texts(spec, name)
+    else:
+        raise CorpusError(f"corpus '{name}': source is {src!r}; use fineweb, raw, hub or local")
+
+
+def _hub_texts(spec: dict, name: str) -> Iterator[str]:
+    from depthwidth.fineweb import CorpusError
+
+    col = spec["text_column"]
+    try:
+        import datasets
+
+        ds = datasets.load_dataset(spec["dataset"], name=spec.get("config"), split=spec["split"],
+                                   revision=spec.get("revision"), streaming=True)
+        for row in ds:
+            yield row[col]
+    except Exception as e:
+        raise CorpusError(
+            f"corpus '{name}': could not stream {spec.get('dataset')} (config {spec.get('config')}, split "
+            f"{spec['split']}) from the hub: {type(e).__name__}: {e}.\nFix: run where the hub is reachable, "
+            f"or save the texts as JSONL and use {{source: local, path: <file>}} for corpus '{name}'."
+        ) from e
+
+
+def corpus_texts(spec: dict, n_texts: int, *, input_paths: list[str] | None = None, name: str = "?") -> list[str]:
+    """The first ``n_texts`` non-empty texts of a corpus (config ``lm_head.loss.corpora.<name>``).
+
+    Empty and whitespace-only texts are skipped; ``join_words`` joins short rows (see ``join_texts``).
+    """
+    texts = join_texts(iter_texts(spec, input_paths, name), n_texts, spec["join_words"])
+    if len(texts) < n_texts:
+        log.warning("corpus %s gives %d texts, fewer than lm_head.loss.n_texts = %d; using all of them",
+                    name, len(texts), n_texts)
+    return texts
+
+
+def lm_head_corpus(spec: dict, n_texts: int, input_paths: list[str], name: str, output: str | Path,
+                   logger: logging.Logger | None = None) -> None:
+    """Rule lm_head_corpus: the first ``n_texts`` non-empty texts of one corpus as parquet
+    (``text_index``, ``text``)."""
+    texts = corpus_texts(spec, n_texts, input_paths=input_paths, name=name)
+    atomic_write_parquet(output, pd.DataFrame({"text_index": range(len(texts)), "text": texts}))
+    (logger or log).info("corpus %s: %d texts, %d characters", name, len(texts), sum(map(len, texts)))
+
+
+def load_tokenizer(model_dir: str | Path):
+    """The tokenizer of the model fetched into ``model_dir`` (no weights are read)."""
+    from transformers import AutoTokenizer
+
+    from depthwidth.models import read_spec
+
+    _, man = read_spec(model_dir)
+    if man.get("hf_dir"):
+        return AutoTokenizer.from_pretrained(man["hf_dir"])
+    gguf = Path(man["gguf"])  # an unconverted GGUF carries its tokenizer
+    return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)

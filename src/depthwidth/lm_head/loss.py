@@ -1,0 +1,136 @@
+"""Next-token loss of a model on a corpus: the y axis of the width law.
+
+- ``token_nll``: next-token negative log-likelihood of texts, summed per text.
+- ``corpus_loss``: the same for a corpus, resumable from a checkpoint.
+- ``lm_head_loss``: rule lm_head_loss, one model on one corpus (per-text CSV and a summary JSON).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from depthwidth.files import atomic_write_csv, atomic_write_json
+
+log = logging.getLogger("depthwidth.lm_head")
+
+
+def token_nll(model, tokenizer, texts: Iterable[str], max_tokens: int = 2048, device: str = "cpu",
+              on_doc=None) -> list[tuple[int, float]]:
+    """Next-token loss of each text, as (tokens predicted, summed NLL in nats).
+
+    Each text is tokenized on its own, the way the model's tokenizer does by default (special tokens
+    such as a BOS included), and truncated to ``max_tokens`` tokens; a text of n tokens gives n − 1
+    predictions. The token-weighted mean loss of a corpus is Σ nll / Σ tokens. ``on_doc(k, n, nll)`` is
+    called after each text (for progress and checkpoints).
+    """
+    import torch
+
+    out = []
+    with torch.inference_mode():
+        for k, text in enumerate(texts):
+            ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_tokens).input_ids
+            ids = ids[:, :max_tokens].to(device)
+            n = ids.shape[1] - 1
+            if n < 1:
+                out.append((0, 0.0))
+            else:
+                logits = model(ids).logits[0, :-1].float()
+                nll = float(torch.nn.functional.cross_entropy(logits, ids[0, 1:], reduction="sum"))
+                out.append((n, nll))
+            if on_doc is not None:
+                on_doc(k, *out[-1])
+    return out
+
+
+def corpus_loss(model, tokenizer, texts: list[str], *, max_tokens: int, checkpoint: str | None = None,
+                every: int = 50, device: str = "cpu", logger: logging.Logger | None = None):
+    """Per-text next-token loss with a resumable checkpoint.
+
+    Returns a DataFrame with one row per text: ``text_index``, ``tokens`` (predictions scored) and
+    ``nll_nats`` (their summed negative log-likelihood). Rows already in ``checkpoint`` (a CSV written
+    atomically every ``every`` texts) are not recomputed, so a killed job resumes where it stopped.
+    """
+    from depthwidth.logs import Progress
+
+    done = pd.DataFrame(columns=["text_index", "tokens", "nll_nats"])
+    if checkpoint and os.path.exists(checkpoint):
+        done = pd.read_csv(checkpoint)
+        (logger or log).info("resuming from %s: %d of %d texts done", checkpoint, len(done), len(texts))
+    have = set(done["text_index"].astype(int))
+    todo = [k for k in range(len(texts)) if k not in have]
+    rows = done.to_dict("records")
+    prog = Progress(len(todo), "texts scored", every_s=10.0, logger=logger)
+
+    def save():
+        if checkpoint:
+            atomic_write_csv(checkpoint, pd.DataFrame(rows))
+
+    def on_doc(k, n, nll):
+        rows.append({"text_index": todo[k], "tokens": n, "nll_nats": nll})
+        tok_sum = sum(r["tokens"] for r in rows)
+        prog.update(1, loss_nats=sum(r["nll_nats"] for r in rows) / max(tok_sum, 1))
+        if (k + 1) % every == 0:
+            save()
+
+    token_nll(model, tokenizer, (texts[k] for k in todo), max_tokens=max_tokens, device=device, on_doc=on_doc)
+    save()
+    out = pd.DataFrame(rows, columns=["text_index", "tokens", "nll_nats"])
+    return out.sort_values("text_index").reset_index(drop=True)
+
+
+def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *, max_tokens: int, dtype: str,
+                 checkpoint_every: int, texts_path: str | Path, summary_path: str | Path,
+                 logger: logging.Logger | None = None) -> dict:
+    """Rule lm_head_loss: next-token loss of the model fetched into ``model_dir`` on the texts of
+    ``corpus_path`` (rule lm_head_corpus), on a GPU when there is one. Writes the per-text CSV
+    (``text_index``, ``tokens``, ``nll_nats``) and a summary JSON; returns the summary."""
+    import torch
+
+    from depthwidth.fetch import sha256_file
+    from depthwidth.models import load_model
+
+    logger = logger or log
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    t0 = time.monotonic()
+    lm = load_model(model_dir, device=device, dtype=getattr(torch, dtype),
+                    device_map="auto" if device == "cuda" and torch.cuda.device_count() > 1 else None)
+    device = lm.model.device  # where the inputs go (the first GPU under device_map auto)
+    texts = pd.read_parquet(corpus_path)["text"].tolist()
+    # a model cannot score more positions than it was built for (GPT-2: 1024), so the limit is clamped
+    cfg = lm.model.config
+    positions = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+    limit = min(max_tokens, positions) if positions else max_tokens
+    if limit < max_tokens:
+        logger.warning("%s has %d positions: texts are truncated to %d tokens, not lm_head.loss.max_tokens = %d",
+                       lm.info.name, positions, limit, max_tokens)
+    logger.info("%s on %s: %d texts, max %d tokens each, on %s", lm.info.name, corpus, len(texts), limit, device)
+    # The checkpoint is named by what its numbers depend on (texts, model, token limit, dtype): a checkpoint
+    # left by a killed job with other settings is never resumed from.
+    key = hashlib.sha256(json.dumps([sha256_file(corpus_path), sha256_file(Path(model_dir) / "manifest.json"),
+                                     limit, dtype]).encode()).hexdigest()[:16]
+    texts_path = Path(texts_path)
+    checkpoint = texts_path.with_name(f"{texts_path.name}.checkpoint-{key}")
+    for stale in texts_path.parent.glob(texts_path.name + ".checkpoint-*"):
+        if stale != checkpoint:
+            stale.unlink()
+    per_text = corpus_loss(lm.model, lm.tokenizer, texts, max_tokens=limit, checkpoint=str(checkpoint),
+                           every=checkpoint_every, device=device, logger=logger)
+    atomic_write_csv(texts_path, per_text)
+    checkpoint.unlink(missing_ok=True)
+    tokens = int(per_text["tokens"].sum())
+    summary = {"model": lm.info.name, "family": lm.info.family, "width": lm.info.width,
+               "n_layers": lm.info.n_layers, "corpus": corpus, "n_texts": len(per_text), "tokens": tokens,
+               "loss_nats": float(per_text["nll_nats"].sum() / max(tokens, 1)), "max_tokens": limit,
+               "dtype": dtype, "device": str(device), "seconds": time.monotonic() - t0}
+    logger.info("%s on %s: loss %.4f nats over %d tokens (%.1fs)", lm.info.name, corpus, summary["loss_nats"],
+                tokens, summary["seconds"])
+    atomic_write_json(summary_path, summary)
+    return summary

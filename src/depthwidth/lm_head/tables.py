@@ -1,0 +1,25 @@
+"""Tables of the LM-head stage, made from the per-job JSON files (one per model, one per model × corpus)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+#: columns of loss.csv, in order (the per-job summaries also hold timing and device, left out)
+LOSS_COLUMNS = ["model", "family", "width", "n_layers", "corpus", "n_texts", "tokens", "loss_nats", "max_tokens"]
+
+
+def _rows(paths: list[str]) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def geometry_table(paths: list[str]) -> pd.DataFrame:
+    """geometry.csv: one row per model (rule lm_head_geometry's JSON files), in the order given."""
+    return pd.DataFrame(_rows(paths))
+
+
+def loss_table(paths: list[str]) -> pd.DataFrame:
+    """loss.csv: one row per (model, corpus) (rule lm_head_loss's summaries), columns ``LOSS_COLUMNS``."""
+    return pd.DataFrame(_rows(paths), columns=LOSS_COLUMNS + ["seconds"])[LOSS_COLUMNS]
