@@ -23,9 +23,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from depthwidth.depth_toy.analysis import fit_power_law  # noqa: E402
 from depthwidth.depth_toy.model import make_teacher  # noqa: E402
 from depthwidth.depth_toy.train import TrainSettings, train_students  # noqa: E402
+from depthwidth.fits import power_law_fit  # noqa: E402
 
 
 def main() -> None:
@@ -58,9 +58,9 @@ def main() -> None:
         traj = []
         for i, st in enumerate(steps):
             losses = [curves[d][i][1] for d in a.depths]
-            fit = fit_power_law(a.depths, losses)
-            traj.append({"step": st, "alpha": fit["alpha"], "alpha_se": fit["alpha_se"], "losses": losses})
-            print(f"{kind:11s} step {st:6d}: alpha_l = {fit['alpha']:.3f} ± {fit['alpha_se']:.3f}   test losses "
+            fit = power_law_fit(a.depths, losses)
+            traj.append({"step": st, "alpha": fit["exponent"], "alpha_se": fit["stderr"], "losses": losses})
+            print(f"{kind:11s} step {st:6d}: alpha_l = {fit['exponent']:.3f} ± {fit['stderr']:.3f}   test losses "
                   + " ".join(f"{v:.3e}" for v in losses), flush=True)
         per_step_ms = 1e3 * seconds / (a.steps * len(a.depths))
         print(f"{kind}: {seconds:.0f} s on {a.device}, {per_step_ms:.2f} ms per student-step", flush=True)

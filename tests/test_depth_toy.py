@@ -11,7 +11,8 @@ import torch
 import torch.nn.functional as F
 
 from depthwidth.depth_toy import pipeline
-from depthwidth.depth_toy.analysis import angle_table, exponents, fit_power_law, state_angles
+from depthwidth.depth_toy.angles import angle_table, state_angles
+from depthwidth.depth_toy.exponents import exponents, fit_depth_exponent
 from depthwidth.depth_toy.model import ReferenceModel, StudentGroup, make_teacher, rmsnorm, teacher_forward
 from depthwidth.depth_toy.train import (DivergenceError, Targets, TrainSettings, learning_rate, student_losses,
                                         train_students)
@@ -159,11 +160,11 @@ def test_power_law_fit_recovers_a_known_exponent():
     rng = np.random.default_rng(0)
     d = np.repeat([4, 8, 16, 32, 64], 3)
     loss = 2.0 * d**-1.3 * np.exp(rng.normal(0, 0.05, d.size))
-    fit = fit_power_law(d, loss)
+    fit = fit_depth_exponent(d, loss)
     assert abs(fit["alpha"] - 1.3) < 3 * fit["alpha_se"]
     assert 0.005 < fit["alpha_se"] < 0.05
     with pytest.raises(ValueError, match="positive"):
-        fit_power_law([1, 2], [0.1, 0.0])
+        fit_depth_exponent([1, 2], [0.1, 0.0])
 
 
 def test_angles_of_tied_and_independent_teachers():

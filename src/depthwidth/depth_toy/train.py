@@ -19,7 +19,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,19 +27,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from depthwidth.depth_toy.model import StudentGroup, Teacher, teacher_forward
+from depthwidth.depth_toy import pipeline
+from depthwidth.depth_toy.angles import angle_table
+from depthwidth.depth_toy.model import StudentGroup, Teacher, make_teacher, teacher_forward
+from depthwidth.depth_toy.pipeline import VARIANTS, temp_label
+from depthwidth.files import atomic_torch_save, atomic_write_csv, atomic_write_json
 from depthwidth.logs import Progress
 
 log = logging.getLogger("depthwidth.depth_toy")
-
-VARIANTS = {
-    # head: None (MSE on states), "learned" (student head, teacher's own head), "shared" (fixed head, T on both)
-    "learned_head": {"head": "learned", "loss": "kl", "block": "euler"},
-    "shared_head": {"head": "shared", "loss": "kl", "block": "euler"},
-    "mse": {"head": None, "loss": "mse", "block": "euler"},
-    "rk2_mse": {"head": None, "loss": "mse", "block": "rk2"},
-}
-
 
 class DivergenceError(RuntimeError):
     """A student's loss became NaN or infinite; the message names the run and the step."""
@@ -139,12 +133,6 @@ def student_losses(group: StudentGroup, x: torch.Tensor, targets: Targets, setti
     return (log_p.exp() * (log_p - log_q)).sum(-1).mean(-1)
 
 
-def _atomic_save(obj, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)  # a job killed mid-write leaves the previous checkpoint intact
-
-
 def _describe(settings: TrainSettings, depth: int, temp) -> str:
     lab = " ".join(f"{k}={v}" for k, v in settings.labels.items())
     t = "" if temp is None else f" T={temp:.4g}"
@@ -241,7 +229,8 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
                 for s, v in enumerate(evaluate(g)):
                     test_curve[gi][s].append((done, float(v)))
         if ckpt is not None and settings.checkpoint_every and done % settings.checkpoint_every == 0 and done < steps:
-            _atomic_save({"fingerprint": fp, "step": done, "groups": [g.state_dict() for g in groups],
+            # atomic: a job killed mid-write leaves the previous checkpoint intact
+            atomic_torch_save({"fingerprint": fp, "step": done, "groups": [g.state_dict() for g in groups],
                           "opts": [o.state_dict() for o in opts], "data_gen": data_gen.get_state(),
                           "train_loss": train_loss[:, :, :done], "test_curve": test_curve}, ckpt)
         progress.update(1, loss=float(train_loss[:, :, step].mean()))
@@ -262,6 +251,59 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
             })
     log.info("trained %d students in %.1fs (%d steps)", len(records), time.monotonic() - t0, steps - start)
     return records
+
+
+def settings_for(params: dict, kind: str, rep: int) -> TrainSettings:
+    """The :class:`TrainSettings` of one job from its rule params (``pipeline.train_params``, plus the
+    speed knobs of ``pipeline.speed_params``)."""
+    keys = ("variant", "depths", "temperatures", "steps", "lr", "lr_depth_factor", "schedule", "batch_size",
+            "test_batches", "eval_every", "checkpoint_every", "width", "vocab")
+    return TrainSettings(**{k: params[k] for k in keys},
+                         seed=pipeline.job_seed(params["seed"], kind, params["variant"], rep),
+                         labels={"kind": kind, "rep": rep})
+
+
+def job_teacher(params: dict, kind: str, rep: int) -> Teacher:
+    """The teacher of one job: replicate ``rep``'s seed, the variant's depth, width and vocabulary."""
+    return make_teacher(kind, pipeline.teacher_seed(params["seed"], rep), params["teacher_depth"], params["width"],
+                        params["vocab"])
+
+
+def write_job_outputs(records: list[dict], teacher: Teacher, kind: str, variant: str, rep: int,
+                      student_paths: list[str], angles_path: str, angle_samples: int) -> None:
+    """One JSON per student at its path (matched by T and depth in the path), and the job's angle table.
+    Every path the rule declares must be produced by a trained student, or this raises."""
+    by_path = {f"T{temp_label(r['temperature'])}/depth{r['depth']}.json": r for r in records}
+    angles = angle_table(teacher, records, {"kind": kind, "variant": variant, "replicate": rep}, angle_samples)
+    for p in map(Path, student_paths):
+        key = f"{p.parent.name}/{p.name}"
+        if key not in by_path:
+            raise RuntimeError(f"no trained student for output {p}; trained: {sorted(by_path)}")
+        r = by_path[key]
+        out = {"kind": kind, "variant": variant, "replicate": rep,
+               **{k: v for k, v in r.items() if not k.startswith("_") and k not in ("group", "row")}}
+        atomic_write_json(p, out, indent=1)
+    atomic_write_csv(angles_path, angles)
+    log.info("wrote %d student files and %s", len(student_paths), angles_path)
+
+
+def depth_toy_train(params: dict, speed: dict, kind: str, rep: int, student_paths: list[str], angles_path: str,
+                    threads: int = 1) -> None:
+    """Rule depth_toy_train_<variant>: train every student of one (kind, variant, replicate) job and write
+    its per-student files and angle table. ``params``: ``pipeline.train_params``; ``speed``:
+    ``pipeline.speed_params``. A ``checkpoint.pt`` beside the angle table lets a killed job resume."""
+    torch.set_num_threads(threads)  # more threads than cores makes OpenMP spin: use what Snakemake gave
+    p = {**params, **speed}
+    device = p["device"] if p["device"] != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    settings = settings_for(p, kind, rep)
+    teacher = job_teacher(p, kind, rep)
+    log.info("depth_toy %s/%s rep %d on %s: depths %s, %d temperature(s), %d steps", kind, p["variant"], rep,
+             device, p["depths"], len(settings.temperatures), p["steps"])
+    checkpoint = Path(angles_path).with_name("checkpoint.pt")
+    records = train_students(teacher, settings, checkpoint=checkpoint, device=device)
+    write_job_outputs(records, teacher.to(device), kind, p["variant"], rep, student_paths, angles_path,
+                      p["angle_samples"])
+    checkpoint.unlink(missing_ok=True)  # finished: the outputs now hold everything worth keeping
 
 
 def plain_loop_step(teacher_model: torch.nn.Module, student_model: torch.nn.Module, opt, x: torch.Tensor,
