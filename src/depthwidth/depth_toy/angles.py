@@ -52,17 +52,26 @@ def _angle_rows(states, meta: dict) -> list[dict]:
 
 
 @torch.no_grad()
-def angle_table(teacher: Teacher, records: list[dict], meta: dict, n_samples: int, seed: int = 0) -> pd.DataFrame:
+def angle_table(teacher: Teacher | list[Teacher], records: list[dict], meta: dict, n_samples: int,
+                seed: int = 0) -> pd.DataFrame:
     """Per-layer angles (degrees) of the teacher and of every trained student (``records`` from
-    train_students) on one batch of ``n_samples`` N(0, I) inputs. Columns: model (teacher/student), the
-    ``meta`` coordinates, temperature, depth, layer, relative_layer, angle_state_deg, angle_update_deg
-    (angle between the update of this layer and the next; NaN for the last layer)."""
-    width = teacher.fc_w.shape[1]
+    train_students) on one batch of ``n_samples`` N(0, I) inputs. ``teacher``: one, or a list of one per
+    student row (``teacher_per_task``; its rows then carry that row's temperature). Columns: model
+    (teacher/student), the ``meta`` coordinates, temperature, depth, layer, relative_layer, angle_state_deg,
+    angle_update_deg (angle between the update of this layer and the next; NaN for the last layer)."""
+    teachers = [teacher] if isinstance(teacher, Teacher) else list(teacher)
+    width = teachers[0].fc_w.shape[1]
     x = torch.randn(n_samples, width, generator=torch.Generator().manual_seed(seed))
-    dev = teacher.fc_w.device
-    x = x.to(dev)
-    _, t_states = teacher_forward(teacher, x, hidden=True)
-    rows = _angle_rows(t_states, {"model": "teacher", **meta, "temperature": np.nan, "depth": teacher.depth})
+    x = x.to(teachers[0].fc_w.device)
+    rows = []
+    if all(t is teachers[0] for t in teachers):
+        teacher_rows = [(teachers[0], np.nan)]
+    else:
+        temp_of_row = {r["row"]: r["temperature"] for r in records}
+        teacher_rows = [(t, np.nan if temp_of_row[i] is None else temp_of_row[i]) for i, t in enumerate(teachers)]
+    for t, temp in teacher_rows:
+        _, t_states = teacher_forward(t, x, hidden=True)
+        rows += _angle_rows(t_states, {"model": "teacher", **meta, "temperature": temp, "depth": t.depth})
     seen = set()
     for r in records:
         g: StudentGroup = r["_group"]

@@ -11,6 +11,7 @@ MSE variants, which have no temperature). Adding a depth or temperature reruns t
 
 from __future__ import annotations
 
+import difflib
 import zlib
 
 from depthwidth.config import result_params
@@ -24,7 +25,8 @@ TABLES = {
     "teacher_angles": "results/depth_toy/teacher_angles.csv",
 }
 
-# What each variant trains (the paper's experiments, github liuyz0/DepthScaling exp/):
+# The setups a variant can train (the paper's experiments, github liuyz0/DepthScaling exp/): a variant
+# named after one of them runs it; any other name says which in its ``setup`` key.
 # head: None (MSE on the final normalised states), "learned" (student head, teacher's own head),
 # "shared" (one fixed head for both, T on both); loss: "kl" or "mse"; block: the student's block rule.
 VARIANTS = {
@@ -52,15 +54,36 @@ def train_variants(config: dict) -> list[str]:
     return list(config["depth_toy"]["variants"]) if "depth_toy" in config["stages"] else []
 
 
-def variant_kinds(cfg: dict, variant: str) -> list[str]:
-    """The variant's own ``kinds``, else the section's."""
+def variant_setup(cfg: dict, variant: str) -> str:
+    """The setup (a key of ``VARIANTS``) a variant trains: its ``setup`` key, else its own name."""
     v = cfg["variants"][variant]
-    return list(v["kinds"] if "kinds" in v else cfg["kinds"])
+    setup = v["setup"] if "setup" in v else variant
+    if setup not in VARIANTS:
+        close = difflib.get_close_matches(variant, VARIANTS, n=1)
+        raise DepthToyConfigError(
+            f"config key 'depth_toy.variants.{variant}.setup' is missing: a variant not named after a setup must "
+            f"say which it trains, one of {sorted(VARIANTS)}"
+            + (f" (or did you mean the variant name {close[0]!r}?)" if close else ""))
+    return setup
+
+
+def _variant_or_section(cfg: dict, variant: str, key: str):
+    """A setting a variant may override (kinds, teacher_depth): the variant's own value, else the section's."""
+    v = cfg["variants"][variant]
+    return v[key] if key in v else cfg[key]
+
+
+def variant_kinds(cfg: dict, variant: str) -> list[str]:
+    return list(_variant_or_section(cfg, variant, "kinds"))
+
+
+def variant_teacher_depth(cfg: dict, variant: str) -> int:
+    return int(_variant_or_section(cfg, variant, "teacher_depth"))
 
 
 def variant_temperatures(cfg: dict, variant: str) -> list[float | None]:
     v = cfg["variants"][variant]
-    if VARIANTS[variant]["loss"] == "mse":
+    if VARIANTS[variant_setup(cfg, variant)]["loss"] == "mse":
         return [None]
     temps = v.get("temperatures")  # checked here, not defaulted: a KL variant must name its temperatures
     if not temps:
@@ -82,6 +105,7 @@ def check(cfg: dict) -> None:
             f"config key 'depth_toy.headline_variant' is {cfg['headline_variant']!r}, which is not among the "
             f"configured variants {sorted(cfg['variants'])}; name one of them")
     for variant in cfg["variants"]:
+        variant_setup(cfg, variant)
         variant_temperatures(cfg, variant)
 
 
@@ -113,11 +137,13 @@ def _job_settings(cfg: dict, variant: str) -> dict:
     """Every setting one variant's training job reads."""
     v = cfg["variants"][variant]
     return {
-        "variant": variant, "depths": list(v["depths"]), "temperatures": variant_temperatures(cfg, variant),
+        "variant": variant, "setup": variant_setup(cfg, variant), "depths": list(v["depths"]),
+        "temperatures": variant_temperatures(cfg, variant),
         "steps": v["steps"], "lr": v["lr"], "lr_depth_factor": v["lr_depth_factor"],
         "schedule": v["schedule"], "batch_size": cfg["batch_size"], "test_batches": cfg["test_batches"],
         "eval_every": cfg["eval_every"], "checkpoint_every": cfg["checkpoint_every"], "seed": cfg["seed"],
-        "width": cfg["width"], "vocab": cfg["vocab"], "teacher_depth": cfg["teacher_depth"],
+        "width": cfg["width"], "vocab": cfg["vocab"], "teacher_depth": variant_teacher_depth(cfg, variant),
+        "teacher_per_task": cfg["teacher_per_task"],
         "angle_samples": cfg["angle_samples"], "device": cfg["device"],
     }
 
@@ -144,13 +170,37 @@ def speed_params(cfg: dict):
     return params
 
 
+def variant_table(cfg: dict) -> list[dict]:
+    """One row per variant with the settings that define it, for the report (plain values)."""
+    rows = []
+    for variant, v in cfg["variants"].items():
+        temps = variant_temperatures(cfg, variant)
+        factor = v["lr_depth_factor"]
+        rows.append({
+            "variant": variant, "setup": variant_setup(cfg, variant), "kinds": ", ".join(variant_kinds(cfg, variant)),
+            "teacher_depth": variant_teacher_depth(cfg, variant), "depths": ", ".join(map(str, v["depths"])),
+            "steps": v["steps"], "temperatures": 0 if temps == [None] else len(temps),
+            "lr": f"{v['lr']:g}" if factor is None else f"{v['lr']:g}·{factor:g}/√ℓ",
+            "schedule": v["schedule"],
+            "teachers": "one per task" if cfg["teacher_per_task"] else "one per replicate",
+        })
+    return rows
+
+
 def section_params(cfg: dict) -> dict:
-    return {"headline_variant": cfg["headline_variant"], "note": cfg["note"], "angle_samples": cfg["angle_samples"]}
+    return {"headline_variant": cfg["headline_variant"], "note": cfg["note"], "angle_samples": cfg["angle_samples"],
+            "variants": variant_table(cfg)}
 
 
 def teacher_seed(seed: int, rep: int) -> int:
     """Replicate ``rep``'s teacher; the same for both kinds (tied = the independent teacher's block 0)."""
     return seed * 100_003 + rep
+
+
+def task_teacher_seed(seed: int, variant: str, kind: str, rep: int, temperature: float | None) -> int:
+    """With ``teacher_per_task``: the teacher of one (variant, kind, replicate, temperature) task, as the
+    paper draws a fresh teacher for every task (tied and independent ones are then unrelated draws)."""
+    return zlib.crc32(f"teacher/{seed}/{variant}/{kind}/rep{rep}/T{temp_label(temperature)}".encode()) % (2**31)
 
 
 def job_seed(seed: int, kind: str, variant: str, rep: int) -> int:
@@ -164,8 +214,9 @@ def estimate_minutes(cfg: dict, variant: str) -> int:
     30x less, since the batched students fill it far better than one small student does."""
     v = cfg["variants"][variant]
     n_t = len(variant_temperatures(cfg, variant))
-    per_mlp = 2 if VARIANTS[variant]["block"] == "rk2" else 1
-    block_steps = cfg["teacher_depth"] + 3 * n_t * per_mlp * sum(v["depths"])
+    per_mlp = 2 if VARIANTS[variant_setup(cfg, variant)]["block"] == "rk2" else 1
+    teachers = n_t if cfg["teacher_per_task"] else 1
+    block_steps = teachers * variant_teacher_depth(cfg, variant) + 3 * n_t * per_mlp * sum(v["depths"])
     per_block_s = 1.5e-3 if cfg["device"] == "cpu" else 5e-5
     seconds = v["steps"] * block_steps * per_block_s * cfg["batch_size"] / 1024
     return max(5, int(3 * seconds / 60) + 1)

@@ -74,9 +74,13 @@ def _angles_fig(angles: pd.DataFrame):
         a = angles[angles["kind"] == kind]
         if a.empty:
             continue
-        t = a[a["model"] == "teacher"].groupby("layer", as_index=False).mean(numeric_only=True)
-        axes[0].plot(t["relative_layer"], t["angle_update_deg"], "-", color=color, label=f"{kind} teacher")
-        axes[1].plot(t["relative_layer"], t["angle_state_deg"], "-", color=color, label=f"{kind} teacher")
+        teachers = a[a["model"] == "teacher"]
+        # teachers of different depths (a variant's teacher_depth) are drawn apart: layer l means another depth
+        for depth, style in zip(sorted(teachers["depth"].unique(), reverse=True), ("-", "-.", ":")):
+            t = teachers[teachers["depth"] == depth].groupby("layer", as_index=False).mean(numeric_only=True)
+            label = f"{kind} teacher" + (f" (L={depth})" if teachers["depth"].nunique() > 1 else "")
+            axes[0].plot(t["relative_layer"], t["angle_update_deg"], style, color=color, label=label)
+            axes[1].plot(t["relative_layer"], t["angle_state_deg"], style, color=color, label=label)
         st = a[a["model"] == "student"]
         if len(st):
             deepest = st["depth"].max()
@@ -117,10 +121,19 @@ def _alpha_vs_step(traj: pd.DataFrame):
 
 
 def _intro(note: str) -> str:
-    return ("<p>A student residual network (width 32) learns a 128-block teacher; the loss of students of depth "
-            "ℓ is fitted as L ∝ ℓ^(−α_ℓ). Independent teacher blocks give random-walk dynamics (students average "
-            "like an ensemble, α_ℓ ≈ 1 in the paper); tied blocks give smooth dynamics that a converged student "
-            f"can discretise (α_ℓ ≈ 3 in the paper). {note}</p>")
+    return ("<p>A student residual network (width 32) learns a deeper teacher (128 blocks in the paper, 24 in its "
+            "exp-9-5); the loss of students of depth ℓ is fitted as L ∝ ℓ^(−α_ℓ). Independent teacher blocks give "
+            "random-walk dynamics (students average like an ensemble, α_ℓ ≈ 1 in the paper); tied blocks give "
+            f"smooth dynamics that a converged student can discretise (α_ℓ ≈ 3 in the paper). {note}</p>")
+
+
+def _variant_table(variants: list[dict]) -> str:
+    return table_html(pd.DataFrame(variants),
+                      "The variants of this run: setup (learned_head: KL, the student learns a head; shared_head: KL "
+                      "through one fixed head; mse: MSE on the final normalised states; rk2_mse: mse with a "
+                      "midpoint-rule student), teacher kinds and depth, student depths, steps, number of "
+                      "temperatures, learning rate (ℓ: student depth), schedule (flat_then_linear: flat for 80 % "
+                      "of the steps, then linear to 10 %), and whether each task draws its own teacher.")
 
 
 def _exponent_figures(figs: Figures, runs: pd.DataFrame, ex: pd.DataFrame) -> list[str]:
@@ -186,21 +199,22 @@ def headline_rows(runs: pd.DataFrame, ex: pd.DataFrame, variant: str) -> list[di
 
 def render(figs: Figures, runs: pd.DataFrame, ex: pd.DataFrame, angles: pd.DataFrame,
            teacher_angles: pd.DataFrame, trajectory: pd.DataFrame, headline_variant: str, note: str,
-           n_inputs: int) -> tuple[str, list[dict]]:
+           n_inputs: int, variants_settings: list[dict]) -> tuple[str, list[dict]]:
     """The section's HTML body (figures saved into ``figs``) and its headline rows."""
     variants = list(dict.fromkeys(runs["variant"]))
     if headline_variant not in variants:
         headline_variant = variants[0]
-    parts = [_intro(note), *_exponent_figures(figs, runs, ex), *_trajectory_figure(figs, trajectory),
+    parts = [_intro(note), _variant_table(variants_settings), *_exponent_figures(figs, runs, ex), *_trajectory_figure(figs, trajectory),
              _exponent_table(ex), *_angle_parts(figs, angles, teacher_angles, n_inputs)]
     return "\n".join(parts), headline_rows(runs, ex, headline_variant)
 
 
 def depth_toy_section(tables: dict[str, str], html_out: str, headline_out: str, figures_dir: str,
-                      headline_variant: str, note: str, angle_samples: int) -> None:
+                      headline_variant: str, note: str, angle_samples: int, variants: list[dict]) -> None:
     """Rule depth_toy_section: read the stage's tables (``tables``: runs, exponents, angles, trajectory,
-    teacher_angles -> CSV path), write the section fragment, its headline rows and its figures."""
+    teacher_angles -> CSV path), write the section fragment, its headline rows and its figures.
+    ``variants``: one row of settings per variant (``pipeline.variant_table``)."""
     t = {k: pd.read_csv(v) for k, v in tables.items()}
     body, rows = render(Figures(figures_dir), t["runs"], t["exponents"], t["angles"], t["teacher_angles"],
-                        t["trajectory"], headline_variant, note, angle_samples)
+                        t["trajectory"], headline_variant, note, angle_samples, variants)
     write_section(html_out, headline_out, "depth_toy", TITLE, body, rows)
