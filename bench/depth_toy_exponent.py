@@ -3,7 +3,7 @@ evaluation: does it settle, and where (the paper: ≈ 1 independent, ≈ 3 tied 
 
 The pipeline's own trainer (depthwidth.depth_toy.train.train_students), outside Snakemake, so that one
 command can run it on a borrowed GPU. Defaults: the paper's MSE variant (exp-9-2/9-6: batch 1024, depths
-6-48, lr 6e-4·2/√depth, flat then linear decay).
+6-48, lr 6e-4·2/√depth, flat then linear decay); ``--teacher-depth 24`` gives exp-9-5.
 
     python bench/depth_toy_exponent.py --steps 20000 --device cuda --out exponent.json
     python bench/depth_toy_exponent.py --steps 12000 --batch 256 --depths 4 8 16 32 --lr-depth-factor 8
@@ -23,9 +23,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from depthwidth.depth_toy.analysis import fit_power_law  # noqa: E402
 from depthwidth.depth_toy.model import make_teacher  # noqa: E402
 from depthwidth.depth_toy.train import TrainSettings, train_students  # noqa: E402
+from depthwidth.fits import power_law_fit  # noqa: E402
 
 
 def main() -> None:
@@ -34,6 +34,7 @@ def main() -> None:
     ap.add_argument("--variant", default="mse", choices=["mse", "rk2_mse"])
     ap.add_argument("--depths", type=int, nargs="+", default=[6, 12, 16, 24, 32, 48])
     ap.add_argument("--steps", type=int, default=20000)
+    ap.add_argument("--teacher-depth", type=int, default=128, help="teacher blocks (exp-9-5: 24)")
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--lr", type=float, default=6e-4)
     ap.add_argument("--lr-depth-factor", type=float, default=2.0)
@@ -51,16 +52,16 @@ def main() -> None:
                           lr_depth_factor=a.lr_depth_factor, schedule="flat_then_linear", batch_size=a.batch,
                           test_batches=10, eval_every=max(a.steps // a.evals, 1), seed=a.seed)
         t0 = time.perf_counter()
-        records = train_students(make_teacher(kind, seed=a.seed, depth=128), s, device=a.device, progress_every_s=60)
+        records = train_students(make_teacher(kind, seed=a.seed, depth=a.teacher_depth), s, device=a.device, progress_every_s=60)
         seconds = time.perf_counter() - t0
         curves = {r["depth"]: r["test_curve"] for r in records}
         steps = [st for st, _ in curves[a.depths[0]]]
         traj = []
         for i, st in enumerate(steps):
             losses = [curves[d][i][1] for d in a.depths]
-            fit = fit_power_law(a.depths, losses)
-            traj.append({"step": st, "alpha": fit["alpha"], "alpha_se": fit["alpha_se"], "losses": losses})
-            print(f"{kind:11s} step {st:6d}: alpha_l = {fit['alpha']:.3f} ± {fit['alpha_se']:.3f}   test losses "
+            fit = power_law_fit(a.depths, losses)
+            traj.append({"step": st, "alpha": fit["exponent"], "alpha_se": fit["stderr"], "losses": losses})
+            print(f"{kind:11s} step {st:6d}: alpha_l = {fit['exponent']:.3f} ± {fit['stderr']:.3f}   test losses "
                   + " ".join(f"{v:.3e}" for v in losses), flush=True)
         per_step_ms = 1e3 * seconds / (a.steps * len(a.depths))
         print(f"{kind}: {seconds:.0f} s on {a.device}, {per_step_ms:.2f} ms per student-step", flush=True)

@@ -138,34 +138,6 @@ def superposition_mem_mb(wildcards):
     return int(400 + (16 * n * int(wildcards.m) + 12 * batch * n + 8 * n * n) / 1e6)
 
 
-# Depth toy (rules/depth_toy.smk; depthwidth.depth_toy.pipeline).
-from depthwidth.depth_toy import pipeline as depth_toy_pipeline  # noqa: E402
-
-if stage_enabled("depth_toy"):
-    depth_toy_pipeline.check(config["depth_toy"])
-
-
-def depth_toy_variants():
-    return list(config["depth_toy"]["variants"]) if stage_enabled("depth_toy") else []
-
-
-def depth_toy_student_files(variant):
-    """The per-student outputs of one job of ``variant`` (with {kind} and {rep} wildcards)."""
-    return depth_toy_pipeline.student_files(config["depth_toy"], variant)
-
-
-def depth_toy_train_params(variant):
-    return depth_toy_pipeline.train_params(config["depth_toy"], variant)
-
-
-def depth_toy_all_students():
-    return depth_toy_pipeline.all_student_files(config["depth_toy"])
-
-
-def depth_toy_all_angles():
-    return depth_toy_pipeline.all_angle_files(config["depth_toy"])
-
-
 # Models (rules/models.smk; depthwidth.models).
 def model_spec_params(wildcards):
     """The config entry of one model, keys sorted: editing it refetches only that model."""

@@ -1,15 +1,24 @@
-# Depth toy (Liu, Kangaslahti, Liu & Gore 2026): students of several depths learn a 128-block teacher.
+# Depth toy (Liu, Kangaslahti, Liu & Gore 2026): students of several depths learn a deeper teacher.
 # One training job per (teacher kind, variant, replicate): all its students share one teacher forward
 # per step. One rule per variant, because a variant's temperatures and depths fix its outputs.
+# Config -> params, paths and job lists: depthwidth.depth_toy.pipeline.
+from depthwidth.depth_toy import pipeline as depth_toy_pipeline  # noqa: E402
 
-for _variant in depth_toy_variants():
+DEPTH_TOY = config["depth_toy"]
+
+# Errors the schema cannot express (a KL variant without temperatures, ...) stop here, before any job.
+if stage_enabled("depth_toy"):
+    depth_toy_pipeline.check(DEPTH_TOY)
+
+
+for _variant in depth_toy_pipeline.train_variants(config):
 
     rule:
         name:
             f"depth_toy_train_{_variant}"
         output:
-            students=depth_toy_student_files(_variant),
-            angles=f"results/depth_toy/runs/{{kind}}/{_variant}/rep{{rep}}/angles.csv",
+            students=depth_toy_pipeline.student_files(DEPTH_TOY, _variant),
+            angles=depth_toy_pipeline.angle_file(_variant),
         log:
             f"logs/depth_toy/train/{{kind}}/{_variant}/rep{{rep}}.log",
         benchmark:
@@ -19,30 +28,26 @@ for _variant in depth_toy_variants():
             rep=r"\d+",
         conda:
             "../envs/depthwidth.yaml"
-        threads: config["depth_toy"]["threads"]
+        threads: DEPTH_TOY["threads"]
         resources:
-            mem_mb=grow_with_attempt(
-                depth_toy_pipeline.mem_mb(config["depth_toy"], _variant)
-            ),
+            mem_mb=grow_with_attempt(depth_toy_pipeline.mem_mb(DEPTH_TOY, _variant)),
             runtime=grow_with_attempt(
-                depth_toy_pipeline.estimate_minutes(config["depth_toy"], _variant)
+                depth_toy_pipeline.estimate_minutes(DEPTH_TOY, _variant)
             ),
-            gpu=0 if config["depth_toy"]["device"] == "cpu" else 1,
+            gpu=0 if DEPTH_TOY["device"] == "cpu" else 1,
         params:
-            train=depth_toy_train_params(_variant),
+            train=depth_toy_pipeline.train_params(DEPTH_TOY, _variant),
+            speed=depth_toy_pipeline.speed_params(DEPTH_TOY),
         script:
             "../scripts/depth_toy_train.py"
 
 
 rule depth_toy_tables:
     input:
-        students=depth_toy_all_students(),
-        angles=depth_toy_all_angles(),
+        students=depth_toy_pipeline.all_student_files(DEPTH_TOY),
+        angles=depth_toy_pipeline.all_angle_files(DEPTH_TOY),
     output:
-        runs="results/depth_toy/runs.csv",
-        exponents="results/depth_toy/exponents.csv",
-        angles="results/depth_toy/angles.csv",
-        trajectory="results/depth_toy/exponent_vs_step.csv",
+        **depth_toy_pipeline.TABLES,
     log:
         "logs/depth_toy/tables.log",
     benchmark:
@@ -58,13 +63,11 @@ rule depth_toy_tables:
 
 rule depth_toy_section:
     input:
-        runs="results/depth_toy/runs.csv",
-        exponents="results/depth_toy/exponents.csv",
-        angles="results/depth_toy/angles.csv",
-        trajectory="results/depth_toy/exponent_vs_step.csv",
+        **depth_toy_pipeline.TABLES,
     output:
         html="results/depth_toy/section.html",
         headline="results/depth_toy/headline.json",
+        figures=directory("results/depth_toy/figures"),
     log:
         "logs/depth_toy/section.log",
     benchmark:
@@ -75,8 +78,6 @@ rule depth_toy_section:
         mem_mb=1000,
         runtime=5,
     params:
-        headline_variant=config["depth_toy"]["headline_variant"],
-        note=config["depth_toy"]["note"],
-        angle_samples=config["depth_toy"]["angle_samples"],
+        **depth_toy_pipeline.section_params(DEPTH_TOY),
     script:
         "../scripts/depth_toy_section.py"

@@ -4,6 +4,7 @@ and the two mechanisms on a tiny grid."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,12 +12,14 @@ import torch
 import torch.nn.functional as F
 
 from depthwidth.depth_toy import pipeline
-from depthwidth.depth_toy.analysis import angle_table, exponents, fit_power_law, state_angles
+from depthwidth.depth_toy.angles import angle_table, state_angles
+from depthwidth.depth_toy.exponents import exponents, fit_depth_exponent
 from depthwidth.depth_toy.model import ReferenceModel, StudentGroup, make_teacher, rmsnorm, teacher_forward
-from depthwidth.depth_toy.train import (DivergenceError, Targets, TrainSettings, learning_rate, student_losses,
-                                        train_students)
+from depthwidth.depth_toy.train import (DivergenceError, Targets, TrainSettings, job_teachers, learning_rate,
+                                        settings_for, student_losses, train_students)
 
 torch.set_num_threads(1)
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_tied_teacher_shares_weights_and_independent_does_not():
@@ -41,7 +44,7 @@ def test_zero_initialised_students_start_at_uniform_prediction_loss():
     settings = TrainSettings(variant="learned_head", depths=[3], temperatures=[0.05, 1.0], steps=1)
     group = StudentGroup(2, 3, learned_head=True)
     targets = Targets(teacher, x, settings, temps)
-    loss = student_losses(group, x, targets, settings, teacher, temps)
+    loss = student_losses(group, x, targets, settings, temps)
     # KL(p ‖ uniform) = log V − H(p), computed here without the student
     log_p = targets.log_probs
     expected = math.log(128) + (log_p.exp() * log_p).sum(-1).mean(-1)
@@ -52,7 +55,7 @@ def test_zero_initialised_students_start_at_uniform_prediction_loss():
     ms = TrainSettings(variant="mse", depths=[3], temperatures=[], steps=1)
     g1 = StudentGroup(1, 3)
     t1 = Targets(teacher, x, ms, None)
-    mse = student_losses(g1, x, t1, ms, teacher, None)
+    mse = student_losses(g1, x, t1, ms, None)
     ref = (rmsnorm(x) - teacher_forward(teacher, x)).square().mean()
     torch.testing.assert_close(mse[0], ref, rtol=1e-6, atol=1e-8)
 
@@ -159,11 +162,11 @@ def test_power_law_fit_recovers_a_known_exponent():
     rng = np.random.default_rng(0)
     d = np.repeat([4, 8, 16, 32, 64], 3)
     loss = 2.0 * d**-1.3 * np.exp(rng.normal(0, 0.05, d.size))
-    fit = fit_power_law(d, loss)
+    fit = fit_depth_exponent(d, loss)
     assert abs(fit["alpha"] - 1.3) < 3 * fit["alpha_se"]
     assert 0.005 < fit["alpha_se"] < 0.05
     with pytest.raises(ValueError, match="positive"):
-        fit_power_law([1, 2], [0.1, 0.0])
+        fit_depth_exponent([1, 2], [0.1, 0.0])
 
 
 def test_angles_of_tied_and_independent_teachers():
@@ -224,3 +227,80 @@ def test_student_mlp_backward_is_the_exact_gradient():
             for shape in ((S, B, D), (S, D, H), (S, 1, H), (S, H, D))]
     assert torch.autograd.gradcheck(_StudentMLP.apply, args)
     assert torch.allclose(_StudentMLP.apply(*args), mlp(*args), rtol=1e-12, atol=1e-12)
+
+
+def _depth_toy_config(*overlays: str) -> dict:
+    """The validated depth_toy section of config.yaml with ``overlays`` (paths in the repo) laid over it."""
+    import yaml
+
+    from depthwidth.config import deep_merge, validate_config
+
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    for o in overlays:
+        deep_merge(cfg, yaml.safe_load((REPO / o).read_text()))
+    return validate_config(cfg)["depth_toy"]
+
+
+def test_paper_mse_variants_and_their_teacher_depth_reach_the_job():
+    """exp-9-2, 9-5 and 9-6 are variants of the paper config, and each job's teacher is built from the rule
+    params with the variant's depth: 24 blocks with c_proj ~ U(±1/√128)/√24 for exp-9-5."""
+    cfg = _depth_toy_config("config/paper.yaml")
+    assert cfg["teacher_per_task"] is True
+    expect = {"mse_40k": (40000, 128), "mse_teacher24": (40000, 24), "mse": (80000, 128)}  # exp-9-2, 9-5, 9-6
+    for variant, (steps, teacher_depth) in expect.items():
+        params = pipeline.train_params(cfg, variant)
+        assert (params["setup"], params["steps"], params["teacher_depth"]) == ("mse", steps, teacher_depth)
+        assert (params["lr"], params["lr_depth_factor"], params["schedule"]) == (6e-4, 2, "flat_then_linear")
+        assert pipeline.variant_kinds(cfg, variant) == ["independent", "tied"] and cfg["replicates"] == 3
+        settings = settings_for({**params, **pipeline.speed_settings(cfg)}, "tied", 0)
+        assert settings.setup == "mse" and settings.temperatures == [None]
+        for kind in ("independent", "tied"):
+            (teacher,) = job_teachers(params, kind, 0)
+            assert teacher.depth == teacher_depth and teacher.proj_w.shape[0] == teacher_depth
+            bound = 1 / math.sqrt(4 * 32) / math.sqrt(teacher_depth)  # nn.Linear init, then c_proj / √depth
+            assert 0.9 * bound < teacher.proj_w.abs().max().item() <= bound + 1e-7
+    # the estimate of a 24-block teacher's job is below the 128-block one's at the same steps
+    assert pipeline.estimate_minutes(cfg, "mse_teacher24") < pipeline.estimate_minutes(cfg, "mse_40k")
+
+
+def test_teacher_per_task_gives_each_temperature_its_own_teacher():
+    """With teacher_per_task two temperatures of one job learn from different teachers (and tied and
+    independent teachers are unrelated draws); without it they share one, the tied teacher repeating the
+    independent one's block 0. Training and angles work with one teacher per row."""
+    cfg = _depth_toy_config("config/test.yaml")
+    shared = pipeline.train_params(cfg, "learned_head")
+    per_task = pipeline.train_params({**cfg, "teacher_per_task": True}, "learned_head")
+    assert shared["temperatures"] == per_task["temperatures"] == [0.1, 1.0]
+    a, b = job_teachers(shared, "tied", 0)
+    assert a is b
+    c, d = job_teachers(per_task, "tied", 0)
+    assert not torch.equal(c.fc_w[0], d.fc_w[0]) and not torch.equal(c.head, d.head)
+    assert torch.equal(job_teachers(per_task, "tied", 0)[1].fc_w, d.fc_w)  # seeded: the same on every call
+    mse_shared = pipeline.train_params(cfg, "mse")
+    mse_task = pipeline.train_params({**cfg, "teacher_per_task": True}, "mse")
+    assert torch.equal(job_teachers(mse_shared, "tied", 0)[0].fc_w[0], job_teachers(mse_shared, "independent", 0)[0].fc_w[0])
+    assert not torch.equal(job_teachers(mse_task, "tied", 0)[0].fc_w[0], job_teachers(mse_task, "independent", 0)[0].fc_w[0])
+
+    # one teacher per row: each row's targets come from its own teacher
+    for variant in ("learned_head", "shared_head"):
+        settings = TrainSettings(variant=variant, depths=[2], temperatures=[0.1, 1.0], steps=3, batch_size=32,
+                                 test_batches=1, lr_depth_factor=None)
+        x = torch.randn(32, 32, generator=torch.Generator().manual_seed(0))
+        temps = torch.tensor([0.1, 1.0]).view(2, 1, 1)
+        two = Targets([c, d], x, settings, temps)
+        assert two.states.shape == (2, 32, 32) and two.log_probs.shape == (2, 32, 128)
+        torch.testing.assert_close(two.log_probs[1], Targets(d, x, settings, temps).log_probs[1])
+        recs = train_students([c, d], settings)
+        assert len(recs) == 2 and all(np.isfinite(r["test_loss"]) for r in recs)
+    angles = angle_table([c, d], recs, {"kind": "tied", "variant": "shared_head", "replicate": 0}, 16)
+    assert sorted(angles.loc[angles.model == "teacher", "temperature"].unique()) == [0.1, 1.0]
+
+
+def test_a_variant_not_named_after_a_setup_must_name_one():
+    cfg = _depth_toy_config("config/test.yaml")
+    cfg["variants"]["mse_short"] = {"depths": [2, 4], "steps": 5}
+    with pytest.raises(pipeline.DepthToyConfigError, match=r"depth_toy\.variants\.mse_short\.setup"):
+        pipeline.check(cfg)
+    cfg["variants"]["mse_short"]["setup"] = "mse"
+    pipeline.check(cfg)
+    assert pipeline.student_files(cfg, "mse_short", "tied", 0)[0] == "results/depth_toy/runs/tied/mse_short/rep0/Tnone/depth2.json"

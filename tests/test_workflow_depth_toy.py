@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import run_snakemake
+from conftest import planned_jobs, run_snakemake
 
 TARGET = "results/depth_toy/section.html"
 
@@ -37,11 +37,19 @@ def test_depth_toy_end_to_end(tmp_path):
     last = traj[traj.step == 20].set_index(["kind", "variant", "temperature"]).alpha.sort_index()
     assert last.to_numpy() == pytest.approx(
         ex.set_index(["kind", "variant", "temperature"]).alpha.sort_index().to_numpy(), rel=1e-9)
-    assert (res / "section.html").read_text().count("data:image/png;base64") >= 5
+    # figures are files beside the section (the report rule embeds them), each with its caption
+    assert (res / "section.html").read_text().count('<img src="results/depth_toy/figures/') >= 5
+    assert len(list((res / "figures").glob("*.png"))) >= 5
+    assert {p.stem for p in (res / "figures").glob("*.txt")} == {p.stem for p in (res / "figures").glob("*.png")}
     student = res / "runs/tied/learned_head/rep0/T0.1/depth4.json"
     rec = json.loads(student.read_text())
     assert rec["temperature"] == 0.1 and rec["depth"] == 4 and len(rec["test_curve"]) == 2
     assert not (res / "runs/tied/learned_head/rep0/checkpoint.pt").exists()
+
+    # the checkpoint interval changes no result: editing it retrains nothing
+    ck = tmp_path / "checkpoint.yaml"
+    ck.write_text(yaml.safe_dump({"depth_toy": {"checkpoint_every": 7}}))
+    assert planned_jobs(run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(ck)))) == {}
 
     # which jobs an edit reruns (new replicate, report note) is checked for every stage in test_partial_rerun.py
 

@@ -23,6 +23,10 @@ class PaperValue:
 
 # Depth paper: the decomposed Chinchilla fit (Adam, 50k steps; the notebook's digits where it prints them).
 ALPHA_L_CHINCHILLA = PaperValue(1.2, 0.3, "depth paper, decomposed Chinchilla fit")
+# Depth paper: the teacher-student toy's depth exponent (no error bars given): ≈ 1 with independent teacher
+# blocks (ensemble averaging), ≈ 3 with tied blocks once the students have converged (procedural assembly).
+ALPHA_L_TOY_INDEPENDENT = PaperValue(1.0, None, "depth paper, teacher-student toy, independent teacher blocks")
+ALPHA_L_TOY_TIED = PaperValue(3.0, None, "depth paper, teacher-student toy, tied teacher blocks (converged)")
 # Superposition paper: loss vs width of real LLMs, and the toy model's regimes.
 ALPHA_M_LLM = PaperValue(0.91, 0.04, "superposition paper, LLM loss vs width")
 ALPHA_M_STRONG = PaperValue(1.0, None, "superposition paper, strong regime: loss ∝ 1/m")

@@ -1,7 +1,8 @@
-"""Glue between the ``depth_toy:`` config section and the rules: paths, params, seeds, cost estimates.
+"""Config -> rules for the depth toy: variant definitions, output paths, job lists, rule params, seeds and
+cost estimates. The only module ``rules/depth_toy.smk`` imports (no torch: parsing the workflow stays fast).
 
 One training job per (teacher kind, variant, replicate) trains all (temperature, depth) students of
-that teacher together, so that they share one teacher forward per step. Each student still has its
+that job together, so that they share the teacher forward of each step. Each student still has its
 own output file, with every grid coordinate in its path:
 ``results/depth_toy/runs/{kind}/{variant}/rep{rep}/T{T}/depth{depth}.json`` (T is ``none`` for the
 MSE variants, which have no temperature). Adding a depth or temperature reruns the jobs of that variant
@@ -10,11 +11,33 @@ MSE variants, which have no temperature). Adding a depth or temperature reruns t
 
 from __future__ import annotations
 
+import difflib
 import zlib
 
-from depthwidth.depth_toy.train import VARIANTS, TrainSettings
+from depthwidth.config import result_params
 
 RUNS = "results/depth_toy/runs"
+TABLES = {
+    "runs": "results/depth_toy/runs.csv",
+    "exponents": "results/depth_toy/exponents.csv",
+    "angles": "results/depth_toy/angles.csv",
+    "trajectory": "results/depth_toy/exponent_vs_step.csv",
+    "teacher_angles": "results/depth_toy/teacher_angles.csv",
+}
+
+# The setups a variant can train (the paper's experiments, github liuyz0/DepthScaling exp/): a variant
+# named after one of them runs it; any other name says which in its ``setup`` key.
+# head: None (MSE on the final normalised states), "learned" (student head, teacher's own head),
+# "shared" (one fixed head for both, T on both); loss: "kl" or "mse"; block: the student's block rule.
+VARIANTS = {
+    "learned_head": {"head": "learned", "loss": "kl", "block": "euler"},
+    "shared_head": {"head": "shared", "loss": "kl", "block": "euler"},
+    "mse": {"head": None, "loss": "mse", "block": "euler"},
+    "rk2_mse": {"head": None, "loss": "mse", "block": "rk2"},
+}
+
+# Settings that change how fast a job runs, never what it computes: left out of the rerun-triggering params.
+SPEED_KEYS = ("checkpoint_every",)
 
 
 class DepthToyConfigError(ValueError):
@@ -26,15 +49,43 @@ def temp_label(t: float | None) -> str:
     return "none" if t is None else f"{t:.4g}"
 
 
+def train_variants(config: dict) -> list[str]:
+    """The variants that get a training rule: none when the stage is not enabled."""
+    return list(config["depth_toy"]["variants"]) if "depth_toy" in config["stages"] else []
+
+
+def variant_setup(cfg: dict, variant: str) -> str:
+    """The setup (a key of ``VARIANTS``) a variant trains: its ``setup`` key, else its own name."""
+    v = cfg["variants"][variant]
+    setup = v["setup"] if "setup" in v else variant
+    if setup not in VARIANTS:
+        close = difflib.get_close_matches(variant, VARIANTS, n=1)
+        raise DepthToyConfigError(
+            f"config key 'depth_toy.variants.{variant}.setup' is missing: a variant not named after a setup must "
+            f"say which it trains, one of {sorted(VARIANTS)}"
+            + (f" (or did you mean the variant name {close[0]!r}?)" if close else ""))
+    return setup
+
+
+def _variant_or_section(cfg: dict, variant: str, key: str):
+    """A setting a variant may override (kinds, teacher_depth): the variant's own value, else the section's."""
+    v = cfg["variants"][variant]
+    return v[key] if key in v else cfg[key]
+
+
 def variant_kinds(cfg: dict, variant: str) -> list[str]:
-    return list(cfg["variants"][variant].get("kinds", cfg["kinds"]))
+    return list(_variant_or_section(cfg, variant, "kinds"))
+
+
+def variant_teacher_depth(cfg: dict, variant: str) -> int:
+    return int(_variant_or_section(cfg, variant, "teacher_depth"))
 
 
 def variant_temperatures(cfg: dict, variant: str) -> list[float | None]:
     v = cfg["variants"][variant]
-    if VARIANTS[variant]["loss"] == "mse":
+    if VARIANTS[variant_setup(cfg, variant)]["loss"] == "mse":
         return [None]
-    temps = v.get("temperatures") or []
+    temps = v.get("temperatures")  # checked here, not defaulted: a KL variant must name its temperatures
     if not temps:
         raise DepthToyConfigError(
             f"config key 'depth_toy.variants.{variant}.temperatures' is missing or empty: variant {variant} "
@@ -54,6 +105,7 @@ def check(cfg: dict) -> None:
             f"config key 'depth_toy.headline_variant' is {cfg['headline_variant']!r}, which is not among the "
             f"configured variants {sorted(cfg['variants'])}; name one of them")
     for variant in cfg["variants"]:
+        variant_setup(cfg, variant)
         variant_temperatures(cfg, variant)
 
 
@@ -81,17 +133,63 @@ def all_angle_files(cfg: dict) -> list[str]:
     return [angle_file(v, k, r) for k, v, r in jobs(cfg)]
 
 
-def train_params(cfg: dict, variant: str) -> dict:
-    """Exactly the settings one variant's training uses (plain values, fixed key order)."""
+def _job_settings(cfg: dict, variant: str) -> dict:
+    """Every setting one variant's training job reads."""
     v = cfg["variants"][variant]
     return {
-        "variant": variant, "depths": list(v["depths"]), "temperatures": variant_temperatures(cfg, variant),
-        "steps": v["steps"], "lr": v["lr"], "lr_depth_factor": v.get("lr_depth_factor"),
+        "variant": variant, "setup": variant_setup(cfg, variant), "depths": list(v["depths"]),
+        "temperatures": variant_temperatures(cfg, variant),
+        "steps": v["steps"], "lr": v["lr"], "lr_depth_factor": v["lr_depth_factor"],
         "schedule": v["schedule"], "batch_size": cfg["batch_size"], "test_batches": cfg["test_batches"],
-        "eval_every": cfg["eval_every"], "seed": cfg["seed"],
-        "width": cfg["width"], "vocab": cfg["vocab"], "teacher_depth": cfg["teacher_depth"],
+        "eval_every": cfg["eval_every"], "checkpoint_every": cfg["checkpoint_every"], "seed": cfg["seed"],
+        "width": cfg["width"], "vocab": cfg["vocab"], "teacher_depth": variant_teacher_depth(cfg, variant),
+        "teacher_per_task": cfg["teacher_per_task"],
         "angle_samples": cfg["angle_samples"], "device": cfg["device"],
     }
+
+
+def train_params(cfg: dict, variant: str) -> dict:
+    """The settings that change one variant's results (plain values, keys sorted): editing one reruns
+    that variant's jobs; the speed knobs (``SPEED_KEYS``) are in :func:`speed_params` instead."""
+    return result_params(_job_settings(cfg, variant), SPEED_KEYS)
+
+
+def speed_settings(cfg: dict) -> dict:
+    """The speed knobs of a training job (checkpoint interval): they change no result."""
+    return {k: cfg[k] for k in SPEED_KEYS}
+
+
+def speed_params(cfg: dict):
+    """:func:`speed_settings` as a rule's params function. It takes ``output``, so Snakemake counts it as
+    derived from the outputs and leaves it out of its params rerun trigger: editing a speed knob retrains
+    nothing."""
+
+    def params(wildcards, output):
+        return speed_settings(cfg)
+
+    return params
+
+
+def variant_table(cfg: dict) -> list[dict]:
+    """One row per variant with the settings that define it, for the report (plain values)."""
+    rows = []
+    for variant, v in cfg["variants"].items():
+        temps = variant_temperatures(cfg, variant)
+        factor = v["lr_depth_factor"]
+        rows.append({
+            "variant": variant, "setup": variant_setup(cfg, variant), "kinds": ", ".join(variant_kinds(cfg, variant)),
+            "teacher_depth": variant_teacher_depth(cfg, variant), "depths": ", ".join(map(str, v["depths"])),
+            "steps": v["steps"], "temperatures": 0 if temps == [None] else len(temps),
+            "lr": f"{v['lr']:g}" if factor is None else f"{v['lr']:g}·{factor:g}/√ℓ",
+            "schedule": v["schedule"],
+            "teachers": "one per task" if cfg["teacher_per_task"] else "one per replicate",
+        })
+    return rows
+
+
+def section_params(cfg: dict) -> dict:
+    return {"headline_variant": cfg["headline_variant"], "note": cfg["note"], "angle_samples": cfg["angle_samples"],
+            "variants": variant_table(cfg)}
 
 
 def teacher_seed(seed: int, rep: int) -> int:
@@ -99,17 +197,15 @@ def teacher_seed(seed: int, rep: int) -> int:
     return seed * 100_003 + rep
 
 
+def task_teacher_seed(seed: int, variant: str, kind: str, rep: int, temperature: float | None) -> int:
+    """With ``teacher_per_task``: the teacher of one (variant, kind, replicate, temperature) task, as the
+    paper draws a fresh teacher for every task (tied and independent ones are then unrelated draws)."""
+    return zlib.crc32(f"teacher/{seed}/{variant}/{kind}/rep{rep}/T{temp_label(temperature)}".encode()) % (2**31)
+
+
 def job_seed(seed: int, kind: str, variant: str, rep: int) -> int:
     """Seed of the students' init and data of one job (stable across Python runs, unlike hash())."""
     return (seed * 100_003 + rep * 101 + zlib.crc32(f"{kind}/{variant}".encode())) % (2**31)
-
-
-def settings_for(params: dict, kind: str, rep: int) -> TrainSettings:
-    keys = ("variant", "depths", "temperatures", "steps", "lr", "lr_depth_factor", "schedule", "batch_size",
-            "test_batches", "eval_every", "checkpoint_every", "width", "vocab")
-    return TrainSettings(**{k: params[k] for k in keys},
-                         seed=job_seed(params["seed"], kind, params["variant"], rep),
-                         labels={"kind": kind, "rep": rep})
 
 
 def estimate_minutes(cfg: dict, variant: str) -> int:
@@ -118,8 +214,9 @@ def estimate_minutes(cfg: dict, variant: str) -> int:
     30x less, since the batched students fill it far better than one small student does."""
     v = cfg["variants"][variant]
     n_t = len(variant_temperatures(cfg, variant))
-    per_mlp = 2 if VARIANTS[variant]["block"] == "rk2" else 1
-    block_steps = cfg["teacher_depth"] + 3 * n_t * per_mlp * sum(v["depths"])
+    per_mlp = 2 if VARIANTS[variant_setup(cfg, variant)]["block"] == "rk2" else 1
+    teachers = n_t if cfg["teacher_per_task"] else 1
+    block_steps = teachers * variant_teacher_depth(cfg, variant) + 3 * n_t * per_mlp * sum(v["depths"])
     per_block_s = 1.5e-3 if cfg["device"] == "cpu" else 5e-5
     seconds = v["steps"] * block_steps * per_block_s * cfg["batch_size"] / 1024
     return max(5, int(3 * seconds / 60) + 1)

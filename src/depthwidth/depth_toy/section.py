@@ -1,4 +1,5 @@
-"""Report section of the depth toy: loss vs depth, α_ℓ vs temperature, hidden-state angles, headline rows."""
+"""Report section of the depth toy (rule depth_toy_section): figures (loss vs depth, α_ℓ vs temperature and
+vs training step, hidden-state angles), prose and tables, and the headline rows."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from depthwidth.depth_toy.analysis import combined_exponent, mean_update_angle  # noqa: E402
-from depthwidth.report import agree_within, figure_html, fmt_pm, headline_row, table_html  # noqa: E402
+from depthwidth import papers  # noqa: E402
+from depthwidth.depth_toy.exponents import combined_exponent  # noqa: E402
+from depthwidth.report.html import Figures, agree_within, fmt_pm, headline_row, table_html, write_section  # noqa: E402
 
+TITLE = "Depth toy: smooth vs random-walk teachers (Liu et al. 2026)"
 KIND_STYLE = {"independent": ("tab:blue", "o"), "tied": ("tab:red", "s")}
-# The paper's values: α_ℓ ≈ 1 with independent teacher layers (ensemble averaging), ≈ 3 with tied
-# layers once training has converged (procedural assembly). It gives no error bars; we take 0.15 and 0.5 as
-# its uncertainty, so "agree" means within 2·sqrt(err² + tol²) of the paper's value.
-PAPER = {"independent": (1.0, 0.15), "tied": (3.0, 0.5)}
+PAPER = {"independent": papers.ALPHA_L_TOY_INDEPENDENT, "tied": papers.ALPHA_L_TOY_TIED}
+# The paper gives no error bars; we take 0.15 and 0.5 as its uncertainty, so "agree" means within
+# 2·sqrt(err² + tol²) of the paper's value.
+TOLERANCE = {"independent": 0.15, "tied": 0.5}
 
 
 def _loss_vs_depth(runs: pd.DataFrame, ex: pd.DataFrame, variant: str):
@@ -56,8 +59,8 @@ def _alpha_vs_t(ex: pd.DataFrame, variant: str):
             continue
         ax.errorbar(e["temperature"], e["alpha"], yerr=e["alpha_se"].fillna(0), fmt=marker + "-", color=color,
                     capsize=3, label=f"{kind} teacher")
-    for kind, (val, _) in PAPER.items():
-        ax.axhline(val, color=KIND_STYLE[kind][0], ls=":", lw=1)
+    for kind, paper in PAPER.items():
+        ax.axhline(paper.value, color=KIND_STYLE[kind][0], ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_xlabel("temperature T (dimensionless)")
     ax.set_ylabel("depth exponent α_ℓ (dimensionless)")
@@ -71,9 +74,13 @@ def _angles_fig(angles: pd.DataFrame):
         a = angles[angles["kind"] == kind]
         if a.empty:
             continue
-        t = a[a["model"] == "teacher"].groupby("layer", as_index=False).mean(numeric_only=True)
-        axes[0].plot(t["relative_layer"], t["angle_update_deg"], "-", color=color, label=f"{kind} teacher")
-        axes[1].plot(t["relative_layer"], t["angle_state_deg"], "-", color=color, label=f"{kind} teacher")
+        teachers = a[a["model"] == "teacher"]
+        # teachers of different depths (a variant's teacher_depth) are drawn apart: layer l means another depth
+        for depth, style in zip(sorted(teachers["depth"].unique(), reverse=True), ("-", "-.", ":")):
+            t = teachers[teachers["depth"] == depth].groupby("layer", as_index=False).mean(numeric_only=True)
+            label = f"{kind} teacher" + (f" (L={depth})" if teachers["depth"].nunique() > 1 else "")
+            axes[0].plot(t["relative_layer"], t["angle_update_deg"], style, color=color, label=label)
+            axes[1].plot(t["relative_layer"], t["angle_state_deg"], style, color=color, label=label)
         st = a[a["model"] == "student"]
         if len(st):
             deepest = st["depth"].max()
@@ -105,7 +112,7 @@ def _alpha_vs_step(traj: pd.DataFrame):
             ax.plot(mean.index, mean.values, marker + "-", color=color, label=f"{kind} teacher")
             if e["temperature"].notna().any():
                 ax.fill_between(mean.index, by_step.min().values, by_step.max().values, color=color, alpha=0.15)
-            ax.axhline(PAPER[kind][0], color=color, ls=":", lw=1)
+            ax.axhline(PAPER[kind].value, color=color, ls=":", lw=1)
         ax.set_xlabel("training step")
         ax.set_title(f"variant {variant}")
         ax.legend(fontsize=7)
@@ -113,59 +120,101 @@ def _alpha_vs_step(traj: pd.DataFrame):
     return fig
 
 
-def render(runs: pd.DataFrame, ex: pd.DataFrame, angles: pd.DataFrame, headline_variant: str,
-           settings_note: str = "", n_inputs: int = 512,
-           trajectory: pd.DataFrame | None = None) -> tuple[str, list[dict]]:
-    """The section's HTML body and its headline rows."""
-    variants = list(dict.fromkeys(runs["variant"]))
-    if headline_variant not in variants:
-        headline_variant = variants[0]
-    parts = [
-        "<p>A student residual network (width 32) learns a 128-block teacher; the loss of students of depth "
-        "ℓ is fitted as L ∝ ℓ^(−α_ℓ). Independent teacher blocks give random-walk dynamics (students average "
-        "like an ensemble, α_ℓ ≈ 1 in the paper); tied blocks give smooth dynamics that a converged student "
-        f"can discretise (α_ℓ ≈ 3 in the paper). {settings_note}</p>"
-    ]
-    for variant in variants:
-        parts.append(figure_html(_loss_vs_depth(runs, ex, variant),
-                                 f"Test loss vs student depth, variant {variant} (log-log; points: replicates, "
-                                 "lines: power-law fits with their exponent α_ℓ)."))
+def _intro(note: str) -> str:
+    return ("<p>A student residual network (width 32) learns a deeper teacher (128 blocks in the paper, 24 in its "
+            "exp-9-5); the loss of students of depth ℓ is fitted as L ∝ ℓ^(−α_ℓ). Independent teacher blocks give "
+            "random-walk dynamics (students average like an ensemble, α_ℓ ≈ 1 in the paper); tied blocks give "
+            f"smooth dynamics that a converged student can discretise (α_ℓ ≈ 3 in the paper). {note}</p>")
+
+
+def _variant_table(variants: list[dict]) -> str:
+    return table_html(pd.DataFrame(variants),
+                      "The variants of this run: setup (learned_head: KL, the student learns a head; shared_head: KL "
+                      "through one fixed head; mse: MSE on the final normalised states; rk2_mse: mse with a "
+                      "midpoint-rule student), teacher kinds and depth, student depths, steps, number of "
+                      "temperatures, learning rate (ℓ: student depth), schedule (flat_then_linear: flat for 80 % "
+                      "of the steps, then linear to 10 %), and whether each task draws its own teacher.")
+
+
+def _exponent_figures(figs: Figures, runs: pd.DataFrame, ex: pd.DataFrame) -> list[str]:
+    parts = []
+    for variant in dict.fromkeys(runs["variant"]):
+        parts.append(figs.html(_loss_vs_depth(runs, ex, variant), f"loss_vs_depth_{variant}",
+                               f"Test loss vs student depth, variant {variant} (log-log; points: replicates, "
+                               "lines: power-law fits with their exponent α_ℓ)."))
         if ex[ex["variant"] == variant]["temperature"].notna().any():
-            parts.append(figure_html(_alpha_vs_t(ex, variant),
-                                     f"Depth exponent α_ℓ (± standard error of the fit) against the teacher "
-                                     f"temperature T, variant {variant}; dotted: the paper's α_ℓ ≈ 1 "
-                                     "(independent) and ≈ 3 (tied, converged)."))
-    if trajectory is not None and len(trajectory) and trajectory["step"].nunique() > 1:
-        parts.append(figure_html(_alpha_vs_step(trajectory),
-                                 "Depth exponent α_ℓ fitted to the test losses at each evaluation during training "
-                                 "(results/depth_toy/exponent_vs_step.csv; mean over temperatures, band: their "
-                                 "range); dotted: the paper's converged values. An exponent still rising at the "
-                                 "last step means the students have not converged."))
+            parts.append(figs.html(_alpha_vs_t(ex, variant), f"alpha_vs_temperature_{variant}",
+                                   f"Depth exponent α_ℓ (± standard error of the fit) against the teacher "
+                                   f"temperature T, variant {variant}; dotted: the paper's α_ℓ ≈ 1 "
+                                   "(independent) and ≈ 3 (tied, converged)."))
+    return parts
+
+
+def _trajectory_figure(figs: Figures, trajectory: pd.DataFrame) -> list[str]:
+    if not len(trajectory) or trajectory["step"].nunique() <= 1:
+        return []
+    return [figs.html(_alpha_vs_step(trajectory), "alpha_vs_step",
+                      "Depth exponent α_ℓ fitted to the test losses at each evaluation during training "
+                      "(results/depth_toy/exponent_vs_step.csv; mean over temperatures, band: their "
+                      "range); dotted: the paper's converged values. An exponent still rising at the "
+                      "last step means the students have not converged.")]
+
+
+def _exponent_table(ex: pd.DataFrame) -> str:
     show = ex.copy()
     show["alpha_ℓ"] = [fmt_pm(a, s) for a, s in zip(show["alpha"], show["alpha_se"])]
-    parts.append(table_html(show[["kind", "variant", "temperature", "replicates", "n_depths", "alpha_ℓ"]],
-                            "Depth exponents per teacher kind, variant and temperature (results/depth_toy/"
-                            "exponents.csv)."))
-    if len(angles):
-        parts.append(figure_html(_angles_fig(angles),
-                                 f"Hidden-state geometry per layer ({n_inputs} fresh inputs): left, angle between successive "
-                                 "updates (random walk: near 90°; smooth dynamics: small); right, angle between "
-                                 "successive hidden states (log scale). Solid: teachers; dashed: the deepest "
-                                 "students."))
-        parts.append(table_html(mean_update_angle(angles, "teacher"),
-                                "Teacher angles averaged over layers (degrees)."))
+    return table_html(show[["kind", "variant", "temperature", "replicates", "n_depths", "alpha_ℓ"]],
+                      "Depth exponents per teacher kind, variant and temperature (results/depth_toy/exponents.csv).")
+
+
+def _angle_parts(figs: Figures, angles: pd.DataFrame, teacher_angles: pd.DataFrame, n_inputs: int) -> list[str]:
+    if not len(angles):
+        return []
+    return [figs.html(_angles_fig(angles), "angles",
+                      f"Hidden-state geometry per layer ({n_inputs} fresh inputs): left, angle between successive "
+                      "updates (random walk: near 90°; smooth dynamics: small); right, angle between "
+                      "successive hidden states (log scale). Solid: teachers; dashed: the deepest students."),
+            table_html(teacher_angles, "Teacher angles averaged over layers (degrees; results/depth_toy/"
+                                       "teacher_angles.csv).")]
+
+
+def headline_rows(runs: pd.DataFrame, ex: pd.DataFrame, variant: str) -> list[dict]:
+    """α_ℓ of ``variant`` (mean over its temperatures) per teacher kind, beside the paper's value."""
     rows = []
-    steps = int(runs.loc[runs["variant"] == headline_variant, "steps"].max())
+    steps = int(runs.loc[runs["variant"] == variant, "steps"].max())
     for kind, label in (("independent", "independent-teacher"), ("tied", "tied-teacher (converged)")):
-        val, err, n = combined_exponent(ex, kind, headline_variant)
-        paper, tol = PAPER[kind]
+        val, err, n = combined_exponent(ex, kind, variant)
+        paper, tol = PAPER[kind], TOLERANCE[kind]
         rows.append(headline_row(
-            f"Depth exponent α_ℓ, {label}, toy ({headline_variant})", f"≈ {paper:g}",
+            f"Depth exponent α_ℓ, {label}, toy ({variant})", f"≈ {paper.value:g}",
             None if not np.isfinite(val) else val, None if not np.isfinite(err) else err,
             # a fit through two depths has no standard error: compare within the tolerance alone
-            agree_within(val, err if np.isfinite(err) else 0.0, paper, tol) if np.isfinite(val) else None,
+            agree_within(val, err if np.isfinite(err) else 0.0, paper.value, tol) if np.isfinite(val) else None,
             "results/depth_toy/exponents.csv",
             f"mean over {n} temperature(s), inverse-variance weighted; tolerance ±{tol:g} on the paper's value."
             + (f" Students trained {steps} steps (the paper: 80000), so they are not converged."
                if kind == "tied" and steps < 80000 else "")))
-    return "\n".join(parts), rows
+    return rows
+
+
+def render(figs: Figures, runs: pd.DataFrame, ex: pd.DataFrame, angles: pd.DataFrame,
+           teacher_angles: pd.DataFrame, trajectory: pd.DataFrame, headline_variant: str, note: str,
+           n_inputs: int, variants_settings: list[dict]) -> tuple[str, list[dict]]:
+    """The section's HTML body (figures saved into ``figs``) and its headline rows."""
+    variants = list(dict.fromkeys(runs["variant"]))
+    if headline_variant not in variants:
+        headline_variant = variants[0]
+    parts = [_intro(note), _variant_table(variants_settings), *_exponent_figures(figs, runs, ex), *_trajectory_figure(figs, trajectory),
+             _exponent_table(ex), *_angle_parts(figs, angles, teacher_angles, n_inputs)]
+    return "\n".join(parts), headline_rows(runs, ex, headline_variant)
+
+
+def depth_toy_section(tables: dict[str, str], html_out: str, headline_out: str, figures_dir: str,
+                      headline_variant: str, note: str, angle_samples: int, variants: list[dict]) -> None:
+    """Rule depth_toy_section: read the stage's tables (``tables``: runs, exponents, angles, trajectory,
+    teacher_angles -> CSV path), write the section fragment, its headline rows and its figures.
+    ``variants``: one row of settings per variant (``pipeline.variant_table``)."""
+    t = {k: pd.read_csv(v) for k, v in tables.items()}
+    body, rows = render(Figures(figures_dir), t["runs"], t["exponents"], t["angles"], t["teacher_angles"],
+                        t["trajectory"], headline_variant, note, angle_samples, variants)
+    write_section(html_out, headline_out, "depth_toy", TITLE, body, rows)

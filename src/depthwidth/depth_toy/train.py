@@ -1,16 +1,19 @@
-"""Training students against one shared teacher: batched, resumable, and checked for divergence.
+"""Training the students of one job: batched, resumable, and checked for divergence.
 
-One call of :func:`train_students` trains every student that learns from one teacher in one variant:
-all temperatures x all depths. Each step draws one fresh batch x (B, D), runs the teacher once, and every
-student sees that same batch, which changes no student's statistics (each still gets a fresh
-N(0, I) batch every step). Students of the same depth are one :class:`StudentGroup` (batched matmuls);
-groups step one after another so that only one group's activations are alive at a time.
+One call of :func:`train_students` trains every student of one (teacher kind, variant, replicate) job: all
+temperatures x all depths. Each step draws one fresh batch x (B, D), runs the teacher once (once per
+temperature with ``teacher_per_task``: one teacher per temperature row), and every student sees that same
+batch, which changes no student's statistics (each still gets a fresh N(0, I) batch every step). Students
+of the same depth are one :class:`StudentGroup` (batched matmuls); groups step one after another so that
+only one group's activations are alive at a time.
 
-Variants (the paper's experiments, github liuyz0/DepthScaling exp/):
+Setups (``pipeline.VARIANTS``; the paper's experiments, github liuyz0/DepthScaling exp/):
 - ``learned_head`` (exp-9-1): student learns a zero-initialised head; teacher logits / T; KL loss.
 - ``shared_head`` (exp-9-3): teacher and student read out through one fixed random head, both / T; KL.
-- ``mse`` (exp-9-2, 9-6): no head; MSE between the final normalised states.
+- ``mse`` (exp-9-2, 9-5, 9-6): no head; MSE between the final normalised states.
 - ``rk2_mse`` (exp-9-4): as ``mse`` with a midpoint-rule (RK2) student.
+
+:func:`depth_toy_train` is the rule's call: params -> teacher(s) and settings -> training -> files.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,19 +30,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from depthwidth.depth_toy.model import StudentGroup, Teacher, teacher_forward
+from depthwidth.depth_toy import pipeline
+from depthwidth.depth_toy.angles import angle_table
+from depthwidth.depth_toy.model import StudentGroup, Teacher, make_teacher, teacher_forward
+from depthwidth.depth_toy.pipeline import VARIANTS, temp_label
+from depthwidth.files import atomic_torch_save, atomic_write_csv, atomic_write_json
 from depthwidth.logs import Progress
 
 log = logging.getLogger("depthwidth.depth_toy")
-
-VARIANTS = {
-    # head: None (MSE on states), "learned" (student head, teacher's own head), "shared" (fixed head, T on both)
-    "learned_head": {"head": "learned", "loss": "kl", "block": "euler"},
-    "shared_head": {"head": "shared", "loss": "kl", "block": "euler"},
-    "mse": {"head": None, "loss": "mse", "block": "euler"},
-    "rk2_mse": {"head": None, "loss": "mse", "block": "rk2"},
-}
-
 
 class DivergenceError(RuntimeError):
     """A student's loss became NaN or infinite; the message names the run and the step."""
@@ -51,6 +48,7 @@ class TrainSettings:
     """Everything that defines one training job besides the teacher.
 
     ``temperatures``: the T of each student row (KL variants); ``[None]`` for MSE variants.
+    ``setup``: the key of ``pipeline.VARIANTS`` this variant trains (None: the variant's own name).
     ``lr_depth_factor``: None for a constant ``lr`` (exp-9-1); else lr · factor / √depth (exp-9-2..6).
     ``schedule``: "constant" or "flat_then_linear" (flat until ``decay_start`` · steps, then linear down
     to ``final_lr_fraction`` · lr at the last step, as the paper's get_lr).
@@ -73,11 +71,15 @@ class TrainSettings:
     width: int = 32
     vocab: int = 128
     labels: dict = field(default_factory=dict)
+    setup: str | None = None
 
     def __post_init__(self):
-        if self.variant not in VARIANTS:
-            raise ValueError(f"depth_toy variant {self.variant!r} unknown; use one of {sorted(VARIANTS)}")
-        if VARIANTS[self.variant]["loss"] == "mse":
+        if self.setup is None:
+            self.setup = self.variant
+        if self.setup not in VARIANTS:
+            raise ValueError(f"depth_toy setup {self.setup!r} (variant {self.variant!r}) unknown; use one of "
+                             f"{sorted(VARIANTS)}")
+        if VARIANTS[self.setup]["loss"] == "mse":
             self.temperatures = [None]
         elif not self.temperatures or any(t is None or t <= 0 for t in self.temperatures):
             raise ValueError(f"variant {self.variant!r} needs positive temperatures, got {self.temperatures}")
@@ -105,44 +107,56 @@ def base_lr(settings: TrainSettings, depth: int) -> float:
     return settings.lr * settings.lr_depth_factor / math.sqrt(depth)
 
 
+def _row_teachers(teacher: Teacher | list[Teacher], n_rows: int) -> list[Teacher]:
+    """One teacher per student row: ``teacher`` repeated, or a list of one per row (``teacher_per_task``)."""
+    teachers = [teacher] * n_rows if isinstance(teacher, Teacher) else list(teacher)
+    if len(teachers) != n_rows:
+        raise ValueError(f"{len(teachers)} teachers for {n_rows} student rows (temperatures); give one or one per row")
+    return teachers
+
+
 class Targets:
     """What the students of one step are compared with, computed once per batch for all students.
 
-    ``log_probs`` (S, B, V): the teacher's log-probabilities at each student row's temperature (KL);
-    ``states`` (B, D): the teacher's final normalised state (MSE)."""
+    ``teacher``: one teacher for every student row, or a list of one per row (S). ``log_probs`` (S, B, V):
+    each row's teacher log-probabilities at its temperature (KL); ``states``: the teacher's final
+    normalised state (MSE), (B, D) for one teacher, (S, B, D) for one per row; ``readout``: the fixed head
+    of the shared-head setup, (D, V) or (S, D, V)."""
 
-    def __init__(self, teacher: Teacher, x: torch.Tensor, settings: TrainSettings, temps: torch.Tensor | None):
-        self.states = teacher_forward(teacher, x)
-        self.log_probs = None
-        head = VARIANTS[settings.variant]["head"]
+    def __init__(self, teacher: Teacher | list[Teacher], x: torch.Tensor, settings: TrainSettings,
+                 temps: torch.Tensor | None):
+        teachers = _row_teachers(teacher, len(settings.temperatures))
+        one = all(t is teachers[0] for t in teachers)
+        if one:
+            self.states = teacher_forward(teachers[0], x)
+        else:
+            self.states = torch.stack([teacher_forward(t, x) for t in teachers])
+        self.log_probs = self.readout = None
+        head = VARIANTS[settings.setup]["head"]
         if head is not None:
-            w = teacher.head if head == "learned" else teacher.shared_head
-            logits = self.states @ w  # (B, V)
-            self.log_probs = F.log_softmax(logits.unsqueeze(0) / temps, dim=-1)  # (S, B, V)
+            name = "head" if head == "learned" else "shared_head"
+            w = getattr(teachers[0], name) if one else torch.stack([getattr(t, name) for t in teachers])
+            logits = self.states @ w  # (B, V), or (S, B, V) with one teacher per row
+            self.log_probs = F.log_softmax((logits.unsqueeze(0) if one else logits) / temps, dim=-1)  # (S, B, V)
+            self.readout = w if head == "shared" else None
 
 
 def student_losses(group: StudentGroup, x: torch.Tensor, targets: Targets, settings: TrainSettings,
-                   teacher: Teacher, temps: torch.Tensor | None) -> torch.Tensor:
+                   temps: torch.Tensor | None) -> torch.Tensor:
     """Per-student loss (S,) on batch x (B, D): KL(teacher ‖ student) in nats per sample, or the MSE of
     the final normalised states (mean over batch and width)."""
     out = group(x)  # (S, B, D)
-    head = VARIANTS[settings.variant]["head"]
+    head = VARIANTS[settings.setup]["head"]
     if head is None:
-        return (out - targets.states).square().mean(dim=(1, 2))
+        return (out - targets.states).square().mean(dim=(-2, -1))
     if head == "learned":
         logits = torch.bmm(out, group.head)  # the paper divides only the teacher by T here
     else:
-        logits = (out @ teacher.shared_head) / temps
+        logits = (out @ targets.readout) / temps
     log_q = F.log_softmax(logits, dim=-1)
     log_p = targets.log_probs
     # KL(p ‖ q) summed over the vocabulary, mean over the batch (F.kl_div's 'batchmean').
     return (log_p.exp() * (log_p - log_q)).sum(-1).mean(-1)
-
-
-def _atomic_save(obj, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)  # a job killed mid-write leaves the previous checkpoint intact
 
 
 def _describe(settings: TrainSettings, depth: int, temp) -> str:
@@ -151,9 +165,28 @@ def _describe(settings: TrainSettings, depth: int, temp) -> str:
     return f"depth_toy run [{lab} variant={settings.variant}{t} depth={depth}]".replace("[ ", "[")
 
 
-def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | Path | None = None,
+def _teachers_fingerprint(teachers: list[Teacher]) -> str:
+    """A short hash of which teacher each row learns from (a checkpoint made with other teachers is not
+    resumed)."""
+    ids: dict[int, int] = {}
+    desc = [[ids.setdefault(id(t), len(ids)), t.kind, t.depth, float(t.fc_w[0].sum()), float(t.proj_w[-1].sum())]
+            for t in teachers]
+    return hashlib.sha256(json.dumps(desc).encode()).hexdigest()[:8]
+
+
+def _to_device(teachers: list[Teacher], dev) -> list[Teacher]:
+    """Move each distinct teacher once, keeping a repeated teacher one object (Targets runs it once)."""
+    moved: dict[int, Teacher] = {}
+    for t in teachers:
+        if id(t) not in moved:
+            moved[id(t)] = t.to(dev)
+    return [moved[id(t)] for t in teachers]
+
+
+def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, checkpoint: str | Path | None = None,
                    device: str = "cpu", progress_every_s: float = 30.0) -> list[dict]:
-    """Train every (temperature, depth) student of one teacher and variant; return one record per student:
+    """Train every (temperature, depth) student of one job and return one record per student. ``teacher``: one
+    teacher for every temperature, or a list of one per temperature (``teacher_per_task``). Records hold
     ``temperature`` (None for MSE), ``depth``, ``steps``, ``final_train_loss`` (mean of the last 2 % of
     steps), ``test_loss`` (mean over ``test_batches`` fresh batches), ``test_curve`` [(step, loss)],
     ``train_curve`` [(step, mean loss over the window)], ``group``/``row`` (where the student lives in the
@@ -165,10 +198,10 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
     # Softmax of low-temperature logits and Adam's second moments produce subnormal floats, which
     # x86 CPUs handle ~10-100x slower; flushing them to zero changes losses by < 1e-37.
     torch.set_flush_denormal(True)
-    variant = VARIANTS[settings.variant]
+    variant = VARIANTS[settings.setup]
     S, steps = len(settings.temperatures), settings.steps
     dev = torch.device(device)
-    teacher = teacher.to(dev)
+    teachers = _to_device(_row_teachers(teacher, S), dev)
     temps = None
     if variant["loss"] == "kl":
         temps = torch.tensor(settings.temperatures, dtype=torch.float32, device=dev).view(S, 1, 1)
@@ -184,7 +217,7 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
     start = 0
 
     ckpt = Path(checkpoint) if checkpoint else None
-    fp = settings.fingerprint()
+    fp = settings.fingerprint() + _teachers_fingerprint(teachers)
     if ckpt is not None and ckpt.exists():
         state = torch.load(ckpt, map_location=dev, weights_only=False)
         if state.get("fingerprint") == fp:
@@ -204,11 +237,11 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
     test_x = [torch.randn(settings.batch_size, settings.width, generator=test_gen).to(dev)
               for _ in range(settings.test_batches)]
     with torch.no_grad():
-        test_targets = [Targets(teacher, x, settings, temps) for x in test_x]
+        test_targets = [Targets(teachers, x, settings, temps) for x in test_x]
 
     def evaluate(g: StudentGroup) -> np.ndarray:
         with torch.no_grad():
-            tot = sum(student_losses(g, x, t, settings, teacher, temps) for x, t in zip(test_x, test_targets))
+            tot = sum(student_losses(g, x, t, settings, temps) for x, t in zip(test_x, test_targets))
         return (tot / len(test_x)).cpu().numpy()
 
     what = " ".join(["depth_toy", *(f"{k}={v}" for k, v in settings.labels.items()), settings.variant, "steps"])
@@ -216,13 +249,13 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
     t0 = time.monotonic()
     for step in range(start, steps):
         x = torch.randn(settings.batch_size, settings.width, generator=data_gen).to(dev)
-        targets = Targets(teacher, x, settings, temps)
+        targets = Targets(teachers, x, settings, temps)
         for gi, (g, o) in enumerate(zip(groups, opts)):
             lr = learning_rate(step, steps, base_lr(settings, g.depth), settings.schedule, settings.decay_start,
                                settings.final_lr_fraction)
             for pg in o.param_groups:
                 pg["lr"] = lr
-            losses = student_losses(g, x, targets, settings, teacher, temps)
+            losses = student_losses(g, x, targets, settings, temps)
             o.zero_grad(set_to_none=True)
             losses.sum().backward()  # students are independent: the sum's gradient is each one's own
             o.step()
@@ -241,7 +274,8 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
                 for s, v in enumerate(evaluate(g)):
                     test_curve[gi][s].append((done, float(v)))
         if ckpt is not None and settings.checkpoint_every and done % settings.checkpoint_every == 0 and done < steps:
-            _atomic_save({"fingerprint": fp, "step": done, "groups": [g.state_dict() for g in groups],
+            # atomic: a job killed mid-write leaves the previous checkpoint intact
+            atomic_torch_save({"fingerprint": fp, "step": done, "groups": [g.state_dict() for g in groups],
                           "opts": [o.state_dict() for o in opts], "data_gen": data_gen.get_state(),
                           "train_loss": train_loss[:, :, :done], "test_curve": test_curve}, ckpt)
         progress.update(1, loss=float(train_loss[:, :, step].mean()))
@@ -262,6 +296,67 @@ def train_students(teacher: Teacher, settings: TrainSettings, checkpoint: str | 
             })
     log.info("trained %d students in %.1fs (%d steps)", len(records), time.monotonic() - t0, steps - start)
     return records
+
+
+def settings_for(params: dict, kind: str, rep: int) -> TrainSettings:
+    """The :class:`TrainSettings` of one job from its rule params (``pipeline.train_params``, plus the
+    speed knobs of ``pipeline.speed_params``)."""
+    keys = ("variant", "setup", "depths", "temperatures", "steps", "lr", "lr_depth_factor", "schedule", "batch_size",
+            "test_batches", "eval_every", "checkpoint_every", "width", "vocab")
+    return TrainSettings(**{k: params[k] for k in keys},
+                         seed=pipeline.job_seed(params["seed"], kind, params["variant"], rep),
+                         labels={"kind": kind, "rep": rep})
+
+
+def job_teachers(params: dict, kind: str, rep: int) -> list[Teacher]:
+    """The teachers of one job, one per temperature row (``params["temperatures"]``; ``[None]`` for MSE), of
+    the variant's depth, width and vocabulary. By default one teacher (replicate ``rep``'s seed) serves every
+    row; with ``teacher_per_task`` each (variant, kind, replicate, temperature) task draws its own, as the
+    paper does."""
+    def build(seed: int) -> Teacher:
+        return make_teacher(kind, seed, params["teacher_depth"], params["width"], params["vocab"])
+
+    if not params["teacher_per_task"]:
+        return [build(pipeline.teacher_seed(params["seed"], rep))] * len(params["temperatures"])
+    return [build(pipeline.task_teacher_seed(params["seed"], params["variant"], kind, rep, t))
+            for t in params["temperatures"]]
+
+
+def write_job_outputs(records: list[dict], teacher: Teacher | list[Teacher], kind: str, variant: str, rep: int,
+                      student_paths: list[str], angles_path: str, angle_samples: int) -> None:
+    """One JSON per student at its path (matched by T and depth in the path), and the job's angle table.
+    Every path the rule declares must be produced by a trained student, or this raises."""
+    by_path = {f"T{temp_label(r['temperature'])}/depth{r['depth']}.json": r for r in records}
+    angles = angle_table(teacher, records, {"kind": kind, "variant": variant, "replicate": rep}, angle_samples)
+    for p in map(Path, student_paths):
+        key = f"{p.parent.name}/{p.name}"
+        if key not in by_path:
+            raise RuntimeError(f"no trained student for output {p}; trained: {sorted(by_path)}")
+        r = by_path[key]
+        out = {"kind": kind, "variant": variant, "replicate": rep,
+               **{k: v for k, v in r.items() if not k.startswith("_") and k not in ("group", "row")}}
+        atomic_write_json(p, out, indent=1)
+    atomic_write_csv(angles_path, angles)
+    log.info("wrote %d student files and %s", len(student_paths), angles_path)
+
+
+def depth_toy_train(params: dict, speed: dict, kind: str, rep: int, student_paths: list[str], angles_path: str,
+                    threads: int = 1) -> None:
+    """Rule depth_toy_train_<variant>: train every student of one (kind, variant, replicate) job and write
+    its per-student files and angle table. ``params``: ``pipeline.train_params``; ``speed``:
+    ``pipeline.speed_params``. A ``checkpoint.pt`` beside the angle table lets a killed job resume."""
+    torch.set_num_threads(threads)  # more threads than cores makes OpenMP spin: use what Snakemake gave
+    p = {**params, **speed}
+    device = p["device"] if p["device"] != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    settings = settings_for(p, kind, rep)
+    teachers = _to_device(job_teachers(p, kind, rep), device)
+    log.info("depth_toy %s/%s (%s) rep %d on %s: depths %s, %d temperature(s), %d steps, teacher depth %d (%d "
+             "teacher(s))", kind, p["variant"], p["setup"], rep, device, p["depths"], len(settings.temperatures),
+             p["steps"], p["teacher_depth"], len({id(t) for t in teachers}))
+    checkpoint = Path(angles_path).with_name("checkpoint.pt")
+    records = train_students(teachers, settings, checkpoint=checkpoint, device=device)
+    write_job_outputs(records, teachers, kind, p["variant"], rep, student_paths, angles_path, p["angle_samples"])
+    checkpoint.unlink(missing_ok=True)  # finished: the outputs now hold everything worth keeping
 
 
 def plain_loop_step(teacher_model: torch.nn.Module, student_model: torch.nn.Module, opt, x: torch.Tensor,
