@@ -221,3 +221,18 @@ def test_openlm_files_are_pinned():
         assert {f"openlm_scaling/{p[2:]}": s for p, s in sums.items()} == {f: m[f]["sha256"] for f in files}
         assert all(m[f]["urls"][0].endswith(f.split("/", 1)[1]) for f in files)
 
+
+@needs_openlm
+def test_openlm_fetched_through_the_mirror(tmp_path):
+    """The download layer takes the pinned files from the mirror offline; the loaders read the copy."""
+    from depthwidth.fetch import fetch, load_manifest
+
+    m = load_manifest()
+    wanted = [f for f in sweeps.openlm_files(m) if "/models/" not in f or "d=96_l=8" in f]
+    for f in wanted:
+        assert fetch(f, tmp_path / f, [SHARED_DATA], m, allow_network=False) == str(SHARED_DATA / f)
+    root = tmp_path / sweeps.OPENLM_DIR
+    assert len(sweeps.load_openlm_grid(root)) == 50
+    runs, skipped = sweeps.read_openlm_main(root)
+    assert len(runs) == 24 and skipped == []
+
