@@ -236,3 +236,10 @@ def test_openlm_fetched_through_the_mirror(tmp_path):
     runs, skipped = sweeps.read_openlm_main(root)
     assert len(runs) == 24 and skipped == []
 
+
+
+def test_fixed_parameters_have_no_stderr():
+    df = good_sweep()
+    res, d = identify.fit_result(df, {"alpha_l": 1.2, "c_D": 0.6}, n_starts=1)
+    se = identify.stderrs(res, d)
+    assert se["alpha_l"] is None and se["c_D"] is None and se["alpha_m"] > 0 and se["c_m"] > 0

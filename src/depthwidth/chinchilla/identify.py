@@ -166,12 +166,14 @@ def values(res, d: Data, group_offsets: bool = False) -> dict:
 
 
 def stderrs(res, d: Data, group_offsets: bool = False) -> dict:
-    """lmfit's standard errors from the covariance (None where it could not be estimated or fixed)."""
+    """lmfit's standard errors from the covariance (None where it could not be estimated, or fixed)."""
     names = [(k, k) for k in PARAMS if k != "L0"] + _offsets(d, group_offsets)
     out = {}
     for name, lm in names:
         p = res.params[lm]
-        out[name] = float(p.stderr) if (p.stderr is not None and np.isfinite(p.stderr)) else None
+        free = res.params[f"log_{lm}"].vary if lm in ("c_m", "c_l", "c_D") else p.vary
+        ok = free and p.stderr is not None and np.isfinite(p.stderr)
+        out[name] = float(p.stderr) if ok else None
     return out
 
 
