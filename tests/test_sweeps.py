@@ -243,3 +243,12 @@ def test_fixed_parameters_have_no_stderr():
     res, d = identify.fit_result(df, {"alpha_l": 1.2, "c_D": 0.6}, n_starts=1)
     se = identify.stderrs(res, d)
     assert se["alpha_l"] is None and se["c_D"] is None and se["alpha_m"] > 0 and se["c_m"] > 0
+
+
+def test_identify_summary_small():
+    df = good_sweep()
+    out = identify.identify(df, n_starts=2, n_bootstrap=3, profile_grids={"alpha_D": [0.1, 0.6]})
+    assert out["n"] == 125 and out["p"] == 7 and out["at_bound"] == [] and out["identified"] == {"alpha_D": True}
+    iv = out["profiles"]["alpha_D"]["intervals"]["95%"]
+    assert iv["lo"] < 0.3 < iv["hi"] and out["bootstrap"]["resamples"] == 3
+    assert set(out["corr_bootstrap"]) == set(out["corr_covariance"])

@@ -306,7 +306,8 @@ def identify(df: pd.DataFrame, *, units: dict | None = None, group_offsets: bool
              profile_grids: dict | None = None) -> dict:
     """Everything about whether ``df`` identifies the law, JSON-ready: the fit (values, lmfit stderr,
     SSR, n, p, s²), exponent correlations (covariance, bootstrap), profiles and their Δχ² = 1 / 3.84
-    intervals for each exponent in ``profile_grids`` (default: α_ℓ on 0.05 … 4) and tokens vs size."""
+    intervals for each exponent in ``profile_grids`` (default: α_ℓ on 0.05 … 4), tokens vs size, the
+    exponents that ran to a bound (``at_bound``) and ``identified`` (per profiled exponent)."""
     fixed = dict(fixed or {})
     res, d = fit_result(df, fixed, units=units, group_offsets=group_offsets, n_starts=n_starts, seed=seed)
     best = values(res, d, group_offsets)
@@ -325,6 +326,7 @@ def identify(df: pd.DataFrame, *, units: dict | None = None, group_offsets: bool
                             for a in EXPONENTS}
         out["bootstrap"]["resamples"] = len(boot)
     grids = profile_grids if profile_grids is not None else {"alpha_l": DEFAULT_GRID}
+    out["at_bound"] = [a for a in EXPONENTS if a not in fixed and min(abs(best[a] - b) for b in ALPHA_BOUNDS) < 1e-6]
     out["profiles"] = {}
     for param, grid in grids.items():
         if param in fixed:
@@ -336,4 +338,15 @@ def identify(df: pd.DataFrame, *, units: dict | None = None, group_offsets: bool
             "rows": prof.to_dict(orient="records"),
             "intervals": {lab: profile_interval(prof, ssr_min, n, p, lev) for lab, lev in CHI2_LEVELS.items()},
         }
+    out["identified"] = identified(out)
+    return out
+
+
+def identified(summary: dict, level: str = "95%") -> dict:
+    """Per profiled exponent: True when its best value is inside the bounds and its profile interval at
+    ``level`` is closed on both sides within the grid (a flat direction or a runaway to a bound is not)."""
+    out = {}
+    for a, prof in summary["profiles"].items():
+        iv = prof["intervals"][level]
+        out[a] = bool(a not in summary["at_bound"] and iv["closed_lo"] and iv["closed_hi"])
     return out
