@@ -252,3 +252,10 @@ def test_identify_summary_small():
     iv = out["profiles"]["alpha_D"]["intervals"]["95%"]
     assert iv["lo"] < 0.3 < iv["hi"] and out["bootstrap"]["resamples"] == 3
     assert set(out["corr_bootstrap"]) == set(out["corr_covariance"])
+
+
+def test_profile_keeps_other_fixed_parameters():
+    df = good_sweep()
+    prof = identify.profile(df, "alpha_l", [1.0, 1.2], fixed={"alpha_D": 0.5}, n_starts=0,
+                            best={**{k: 1.0 for k in identify.PARAMS}, "alpha_D": 0.5, "L0": 1.0})
+    assert (prof["alpha_D"] == 0.5).all() and prof["value"].tolist() == [1.0, 1.2]

@@ -227,21 +227,24 @@ def correlation_from_bootstrap(samples: pd.DataFrame) -> dict:
 
 
 def profile(df: pd.DataFrame, param: str, grid, *, best: dict | None = None, units: dict | None = None,
-            group_offsets: bool = False, n_starts: int = 2, seed: int = 0) -> pd.DataFrame:
-    """``param`` fixed at each grid value, the rest refitted: one row per value with ``value``, ``ssr``
-    and the refitted exponents. Each refit starts from its neighbour's solution (continuation, both
-    directions from the point nearest ``best``), from ``best`` and from ``n_starts`` random starts."""
+            group_offsets: bool = False, fixed: dict | None = None, n_starts: int = 2,
+            seed: int = 0) -> pd.DataFrame:
+    """``param`` fixed at each grid value, the rest refitted (``fixed`` stays fixed): one row per value
+    with ``value``, ``ssr`` and the refitted exponents. Each refit starts from its neighbour's solution
+    (continuation, both directions from the point nearest ``best``), from ``best`` and from ``n_starts``
+    random starts."""
     d = to_data(df, units)
+    fixed = dict(fixed or {})
     grid = np.sort(np.asarray(grid, float))
     if best is None:
-        res0, _ = fit_result(d, None, group_offsets=group_offsets, seed=seed)
+        res0, _ = fit_result(d, fixed, group_offsets=group_offsets, seed=seed)
         best = values(res0, d, group_offsets)
     centre = int(np.argmin(np.abs(grid - best[param])))
     out: dict[int, dict] = {}
     for order in (range(centre, len(grid)), range(centre, -1, -1)):
         prev = best
         for i in order:
-            res, _ = fit_result(d, {param: grid[i]}, group_offsets=group_offsets, n_starts=n_starts,
+            res, _ = fit_result(d, {**fixed, param: grid[i]}, group_offsets=group_offsets, n_starts=n_starts,
                                 seed=seed + 7 * i, inits=[prev, best])
             v = values(res, d, group_offsets)
             if i not in out or res.chisqr < out[i]["ssr"]:
@@ -332,7 +335,8 @@ def identify(df: pd.DataFrame, *, units: dict | None = None, group_offsets: bool
         if param in fixed:
             continue
         grid = refine_grid(grid, best[param], out["params"][param]["stderr"])
-        prof = profile(df, param, grid, best=best, units=d.units, group_offsets=group_offsets, seed=seed)
+        prof = profile(df, param, grid, best=best, units=d.units, group_offsets=group_offsets, fixed=fixed,
+                       seed=seed)
         ssr_min = min(ssr, float(prof["ssr"].min()))
         out["profiles"][param] = {
             "rows": prof.to_dict(orient="records"),
