@@ -71,7 +71,8 @@ def check_sweep(df: pd.DataFrame, name: str, n_exponents: int = 3, source: str |
     nan = np.isnan(loss)
     if nan.any():
         raise SweepError(
-            f"{where}: column 'loss' is NaN or not a number in {int(nan.sum())} row(s) (rows {_rows(nan, df.index)}). "
+            f"{where}: column 'loss' is NaN or not a number in {int(nan.sum())} row(s) (0-based rows "
+            f"{_rows(nan, df.index)}). "
             "Fix: drop the runs without a final loss (diverged or unfinished) before fitting.")
     for col in POSITIVE:
         if col not in df.columns:
@@ -82,7 +83,7 @@ def check_sweep(df: pd.DataFrame, name: str, n_exponents: int = 3, source: str |
         if bad.any():
             raise SweepError(
                 f"{where}: column '{col}' must be a positive finite number; {int(bad.sum())} row(s) are not "
-                f"(rows {_rows(bad, df.index)}: values {list(x[bad][:8])}). Fix: correct or drop those rows, "
+                f"(0-based rows {_rows(bad, df.index)}: values {list(x[bad][:8])}). Fix: correct or drop those rows, "
                 "or map the right file column to it.")
     for col, exponent in AXES.items():
         n = int(pd.Series(df[col]).nunique())
@@ -229,7 +230,6 @@ def load_openlm_main(root: str | Path, val_set: str = "c4_val", name: str = "ope
         raise SweepError(f"sweep '{name}': no validation set '{val_set}'; the runs have "
                          f"{[c[5:] for c in df.columns if c.startswith('loss_')]}.")
     df = df.assign(loss=df[col], group=df["train_set"]).sort_values(["group", "width", "depth", "tokens"])
-    df.attrs["skipped_runs"] = skipped
     out = _standardise(df, None, name, str(Path(root) / "exp_data" / "models"))
     out.attrs["skipped_runs"] = skipped
     return check_sweep(out, name, n_exponents, source=str(Path(root) / "exp_data" / "models"))
