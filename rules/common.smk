@@ -40,8 +40,7 @@ def stage_enabled(stage):
 
 def report_sections(wildcards):
     """Every file the report reads: sections, figures, synthesis fits, model manifests, benchmarks."""
-    benchmarks = [str(r.benchmark) for r in workflow.rules if r.benchmark]
-    return report_pipeline.inputs(config, benchmarks)
+    return report_pipeline.inputs(config, workflow.rules)
 
 
 def pinned_sha256(wildcards):

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
+from _pipeline import planned_jobs, run  # noqa: E402
 from depthwidth.report import pipeline  # noqa: E402
 from depthwidth.report.html import Figures, headline_row, write_section  # noqa: E402
 from depthwidth.report.page import FigureError, embed_figures, report  # noqa: E402
@@ -24,35 +25,102 @@ CONFIG = {
     "hidden_states": {"models": ["m3"]},
     "models": {"m1": {}, "m2": {}, "m3": {}},
 }
-PATTERNS = [
-    "benchmarks/chinchilla/fit.tsv",
-    "benchmarks/chinchilla/section.tsv",
-    "benchmarks/lm_head/geometry_{model}.tsv",
-    "benchmarks/lm_head/loss_{corpus}_{model}.tsv",
-    "benchmarks/hidden_states/section.tsv",
-    "benchmarks/models/model_fetch_{model}.tsv",
-    "benchmarks/superposition/train/{dist}/n{n}/seed{seed}.tsv",
-    "benchmarks/report.tsv",
+
+
+class FakeRule:
+    """Just what ``upstream_benchmarks`` asks of a Snakemake rule, with ``{name}`` wildcards."""
+
+    def __init__(self, name, outputs, benchmark=None, inputs=lambda wc: []):
+        self.name, self.outputs, self.benchmark, self.inputs = name, outputs, benchmark, inputs
+        self.wildcard_names = set(re.findall(r"\{(\w+)\}", outputs[0]))
+
+    def _match(self, path):
+        for o in self.outputs:
+            m = re.fullmatch(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(o)), path)
+            if m:
+                return m.groupdict()
+        return None
+
+    def is_producer(self, path):
+        return self._match(path) is not None
+
+    def get_wildcards(self, path):
+        return self._match(path)
+
+    def expand_benchmark(self, wc):
+        return self.benchmark.format(**wc)
+
+    def expand_input(self, wc):
+        return (self.inputs(wc),)
+
+
+def _section_rule(stage, inputs):
+    outs = [f"results/{stage}/section.html", f"results/{stage}/headline.json", f"results/{stage}/figures"]
+    return FakeRule(f"{stage}_section", outs, f"benchmarks/{stage}/section.tsv", lambda wc: inputs)
+
+
+RULES = [
+    _section_rule("chinchilla", ["results/chinchilla/fit.json"]),
+    FakeRule(
+        "chinchilla_fit",
+        ["results/chinchilla/fit.json"],
+        "benchmarks/chinchilla/fit.tsv",
+        lambda wc: ["data/raw/points.csv"],
+    ),
+    _section_rule("lm_head", ["results/lm_head/width_fit.json"]),
+    FakeRule(
+        "lm_head_width_fit",
+        ["results/lm_head/width_fit.json"],
+        "benchmarks/lm_head/width_fit.tsv",
+        lambda wc: ["results/lm_head/geometry/m1.json", "results/lm_head/geometry/m2.json"],
+    ),
+    FakeRule(
+        "lm_head_geometry",
+        ["results/lm_head/geometry/{model}.json"],
+        "benchmarks/lm_head/geometry_{model}.tsv",
+        lambda wc: [f"data/models/{wc['model']}/manifest.json"],
+    ),
+    FakeRule(
+        "model_fetch", ["data/models/{model}/manifest.json"], "benchmarks/models/model_fetch_{model}.tsv"
+    ),
+    FakeRule("fetch_file", ["data/raw/{path}"]),  # no benchmark
+    _section_rule("hidden_states", ["results/hidden_states/stats.csv"]),  # not enabled
 ]
 
 
-def test_inputs_name_sections_figures_manifests_and_benchmarks():
-    inputs = pipeline.inputs(CONFIG, PATTERNS)
+def test_inputs_name_sections_figures_manifests_and_upstream_benchmarks():
+    inputs = pipeline.inputs(CONFIG, RULES)
     assert inputs["chinchilla_figures"] == "results/chinchilla/figures"
     assert inputs["lm_head_html"] == "results/lm_head/section.html"
     assert "hidden_states_html" not in inputs
     assert inputs["synthesis_chinchilla"] == "results/chinchilla/fit.json"
     # Models of enabled stages only: hidden_states is not enabled, so m3's manifest is not read.
     assert inputs["manifests"] == ["data/models/m1/manifest.json", "data/models/m2/manifest.json"]
-    assert inputs["benchmarks"] == [
+    # Every job upstream of the declared files, once, wildcards filled in from the requested paths.
+    assert sorted(inputs["benchmarks"]) == [
         "benchmarks/chinchilla/fit.tsv",
         "benchmarks/chinchilla/section.tsv",
         "benchmarks/lm_head/geometry_m1.tsv",
         "benchmarks/lm_head/geometry_m2.tsv",
+        "benchmarks/lm_head/section.tsv",
+        "benchmarks/lm_head/width_fit.tsv",
         "benchmarks/models/model_fetch_m1.tsv",
         "benchmarks/models/model_fetch_m2.tsv",
     ]
     assert pipeline.params(CONFIG, {"chinchilla": True})["title"] == "A <test> report"
+
+
+def test_report_rule_declares_the_benchmark_of_every_upstream_job(tmp_path):
+    """In the real workflow (test config): one benchmark input per job the report waits for, except the
+    download jobs, which have no benchmark."""
+    p = run(tmp_path, "-n", "-p", "--cores", "1", "results/report.html")
+    text = p.stdout + p.stderr
+    report_inputs = re.search(r"rule report:\n\s+input: ([^\n]+)", text).group(1).split(", ")
+    benchmarks = [f for f in report_inputs if f.startswith("benchmarks/")]
+    jobs = planned_jobs(text)
+    expected = sum(jobs.values()) - jobs["report"] - jobs.get("fetch_file", 0)
+    assert len(benchmarks) == len(set(benchmarks)) == expected
+    assert "benchmarks/chinchilla/fit.tsv" in benchmarks
 
 
 def _section(stage: str, n_figures: int = 1) -> None:
@@ -69,7 +137,7 @@ def _section(stage: str, n_figures: int = 1) -> None:
 
 
 def _inputs() -> dict:
-    inputs = pipeline.inputs(CONFIG, PATTERNS)
+    inputs = pipeline.inputs(CONFIG, RULES)
     del inputs["synthesis_chinchilla"], inputs["synthesis_width"]
     return inputs
 

@@ -2,15 +2,11 @@
 
 The report reads only what it declares: each enabled stage's section fragment, headline rows and
 figure folder, the fits the synthesis combines, the manifests of the models the enabled stages use,
-and the benchmark files of the enabled stages' jobs that can be named from the config (see
-``benchmark_files``). ``scripts/report.py`` hashes exactly these files for the provenance block.
+and the benchmark file of every job upstream of those (``upstream_benchmarks``). The report rule
+(``depthwidth.report.page.report``) hashes exactly these files for the provenance block.
 """
 
 from __future__ import annotations
-
-import re
-
-_WILDCARD = re.compile(r"\{([^{}:,]+)(?:,[^{}]*)?\}")
 
 
 def section_inputs(config: dict) -> dict[str, str]:
@@ -45,38 +41,52 @@ def model_manifests(config: dict) -> list[str]:
     return [f"data/models/{m}/manifest.json" for m in used_models(config)]
 
 
-def benchmark_files(config: dict, patterns: list[str]) -> list[str]:
-    """The benchmark files (``patterns``: every rule's ``benchmark:`` pattern) of the enabled stages'
-    jobs that the config names: a pattern under ``benchmarks/<stage>/`` without wildcards, or whose only
-    wildcard is ``{model}`` (one job per model of the stage; ``benchmarks/models/`` for every used model).
+def _producer(rules, path: str):
+    """The rule that makes ``path`` (the most specific one where several match), or None for a source."""
+    producers = [r for r in rules if r.is_producer(path)]
+    return min(producers, key=lambda r: len(r.wildcard_names)) if producers else None
 
-    Snakemake treats a benchmark file as a product of its job, so another rule may take it as input (a
-    missing one reruns its job). Jobs over other wildcards (grid cells, corpora, replicates) are left
-    out: naming them needs each stage's job list, and guessing one would add jobs to the run."""
-    out = []
-    for pattern in sorted(patterns):
-        parts = pattern.split("/")
-        if len(parts) < 3 or parts[0] != "benchmarks":
+
+def upstream_benchmarks(targets: list[str], rules) -> list[str]:
+    """The benchmark file of every job that ``targets`` depend on, found by walking the rules backwards
+    from the targets as Snakemake builds its DAG: for each file, the rule that makes it, that job's
+    wildcards (from the file's path), its benchmark and its inputs. ``rules``: Snakemake ``Rule``
+    objects (``workflow.rules``).
+
+    Snakemake treats a benchmark file as a product of its job, so the report may take it as an input:
+    the report then runs after every job it summarises, and a deleted benchmark file reruns its job."""
+    out, seen_files, seen_jobs = [], set(), set()
+    stack = list(reversed(targets))
+    while stack:
+        path = stack.pop()
+        if path in seen_files:
             continue
-        stage, wildcards = parts[1], set(_WILDCARD.findall(pattern))
-        if stage not in config["stages"] and stage != "models":
+        seen_files.add(path)
+        rule = _producer(rules, path)
+        if rule is None:
             continue
-        models = used_models(config) if stage == "models" else stage_models(config, stage)
-        if not wildcards:
-            out.append(pattern)
-        elif wildcards == {"model"}:
-            out.extend(_WILDCARD.sub(m, pattern) for m in models)
-    return list(dict.fromkeys(out))
+        wildcards = rule.get_wildcards(path)
+        job = (rule.name, tuple(sorted(wildcards.items())))
+        if job in seen_jobs:
+            continue
+        seen_jobs.add(job)
+        if rule.benchmark:
+            out.append(str(rule.expand_benchmark(wildcards)))
+        job_inputs = rule.expand_input(wildcards)[0]
+        stack.extend(reversed([str(f) for f in job_inputs]))
+    return out
 
 
-def inputs(config: dict, benchmark_patterns: list[str]) -> dict:
-    """Every file the report rule reads, named for ``unpack``: sections, figures, synthesis fits, then
-    ``manifests`` and ``benchmarks`` (lists)."""
-    return {
-        **section_inputs(config),
-        "manifests": model_manifests(config),
-        "benchmarks": benchmark_files(config, benchmark_patterns),
-    }
+def inputs(config: dict, rules) -> dict:
+    """Every file the report rule reads, named for ``unpack``: sections, figures, synthesis fits, the
+    model manifests, and the benchmark files of every job upstream of them (lists)."""
+    out = {**section_inputs(config), "manifests": model_manifests(config)}
+    out["benchmarks"] = upstream_benchmarks([f for v in out.values() for f in _as_list(v)], rules)
+    return out
+
+
+def _as_list(value) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
 
 
 def params(config: dict, reduced: dict) -> dict:
