@@ -26,3 +26,14 @@ ALPHA_L_CHINCHILLA = PaperValue(1.2, 0.3, "depth paper, decomposed Chinchilla fi
 # Superposition paper: loss vs width of real LLMs, and the toy model's regimes.
 ALPHA_M_LLM = PaperValue(0.91, 0.04, "superposition paper, LLM loss vs width")
 ALPHA_M_STRONG = PaperValue(1.0, None, "superposition paper, strong regime: loss ∝ 1/m")
+
+# Depth paper's notebook: its float32 Adam fit of the decomposed law to the 203 Chinchilla points left
+# after dropping the 40 highest-loss runs (50k steps); c_D and α_D are not printed there.
+_ADAM = "depth paper's notebook, float32 Adam fit (50k steps)"
+CHINCHILLA_ADAM_FIT = {
+    "c_m": PaperValue(333.38, None, _ADAM),
+    "alpha_m": PaperValue(0.9769, None, _ADAM),
+    "c_l": PaperValue(1284.4, None, _ADAM),
+    "alpha_l": PaperValue(1.2014, None, _ADAM),
+    "L0": PaperValue(1.7503, None, _ADAM),
+}
