@@ -39,31 +39,48 @@ def _padded(datasets: list[FitData]) -> tuple:
 def fit_adam_batch(datasets: list[FitData], steps: int = 50_000) -> list[dict]:
     """The paper's Adam fit run on each dataset of ``datasets`` at once (independent fits: Adam is
     elementwise and each fit's objective only sees its own points). Returns, per dataset, the dict of
-    ``fit_adam``."""
+    ``fit_adam``.
+
+    The gradient is written out (what autograd computes for the objective) and the update is
+    torch.optim.Adam's single-tensor step op for op; both take the same float32 steps as the paper's
+    autograd loop (tests/test_chinchilla.py checks this) at half its cost per step."""
     import torch  # here, not at the top: the other fits do not need torch's import time
 
     logs, log_loss, mask, counts = _padded(datasets)
     batch = len(datasets)
     init_c = [np.log(PAPER_INIT[k]) for k in ("c_m", "c_l", "c_D")]
     init_a = [PAPER_INIT[k] for k in ("alpha_m", "alpha_l", "alpha_D")]
-    log_c = torch.nn.Parameter(torch.tensor([init_c] * batch, dtype=torch.float32))
-    alpha = torch.nn.Parameter(torch.tensor([init_a] * batch, dtype=torch.float32))
-    E = torch.nn.Parameter(torch.full((batch,), PAPER_INIT["L0"], dtype=torch.float32))
-    opt = torch.optim.Adam([{"params": [log_c, E], "lr": LR_LOG_C}, {"params": [alpha], "lr": LR_EXPONENTS}])
-    for _ in range(steps):
-        opt.zero_grad(set_to_none=True)
-        pred = torch.exp(log_c[:, :, None] - alpha[:, :, None] * logs).sum(1) + E[:, None]
-        resid = (log_loss - torch.log(pred)) * mask
-        objective = OBJECTIVE_SCALE * ((resid**2).sum(1) / counts)
-        objective.sum().backward()
-        opt.step()
+    log_c = torch.tensor([init_c] * batch, dtype=torch.float32)  # (B, 3)
+    alpha = torch.tensor([init_a] * batch, dtype=torch.float32)  # (B, 3)
+    E = torch.full((batch,), PAPER_INIT["L0"], dtype=torch.float32)  # (B,)
+    groups = [(log_c, LR_LOG_C), (E, LR_LOG_C), (alpha, LR_EXPONENTS)]
+    moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p, _ in groups]
+    weight = (-2.0 * OBJECTIVE_SCALE) * mask / counts[:, None]  # d objective / d log L̂, over the residual
+    with torch.no_grad():
+        for step in range(1, steps + 1):
+            terms = torch.exp(log_c[:, :, None] - alpha[:, :, None] * logs)  # (B, 3, n)
+            pred = terms.sum(1) + E[:, None]  # (B, n)
+            g = weight * (log_loss - torch.log(pred)) / pred  # d objective / d L̂, (B, n)
+            grads = [(terms * g[:, None, :]).sum(2), g.sum(1), -(terms * logs * g[:, None, :]).sum(2)]
+            for (param, lr), (m1, m2), grad in zip(groups, moments, grads):
+                _adam_step(param, grad, m1, m2, lr, step)
     out = []
     for b, d in enumerate(datasets):
-        lc, a = log_c[b].detach().double().numpy(), alpha[b].detach().double().numpy()
+        lc, a = log_c[b].double().numpy(), alpha[b].double().numpy()
         v = {"c_m": np.exp(lc[0]), "alpha_m": a[0], "c_l": np.exp(lc[1]), "alpha_l": a[1],
-             "c_D": np.exp(lc[2]), "alpha_D": a[2], "L0": float(E[b].detach())}
+             "c_D": np.exp(lc[2]), "alpha_D": a[2], "L0": float(E[b])}
         out.append(_summary({k: float(x) for k, x in v.items()}, d, steps))
     return out
+
+
+def _adam_step(param, grad, exp_avg, exp_avg_sq, lr: float, step: int, beta1: float = 0.9,
+               beta2: float = 0.999, eps: float = 1e-8) -> None:
+    """One update of torch.optim.Adam (default settings, single-tensor path), in place."""
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+    param.addcdiv_(exp_avg, denom, value=-(lr / (1 - beta1**step)))
 
 
 def fit_adam(d: FitData, steps: int = 50_000) -> dict:
