@@ -132,8 +132,8 @@ def drop_scan_html(scan: pd.DataFrame, fit: dict) -> str:
     text = (f"<p>Dropped-points scan (the paper's appendix): leaving out the k = {k_lo}…{k_hi} highest-loss runs "
             f"({n_hi} to {n_lo} points kept), the converged α_ℓ ranges from {a.min():.3f} to {a.max():.3f} "
             f"(a spread of {spread:.3f}, {spread / float(se.median()):.1f} times its median standard error "
-            f"of {float(se.median()):.3f}), and the paper's Adam procedure from {scan['alpha_l_adam'].min():.3f} to "
-            f"{scan['alpha_l_adam'].max():.3f}. The headline cut (k = {fit['drop_highest_loss']}) is one point "
+            f"of {float(se.median()):.3f}), and the paper's Adam procedure ({int(scan['adam_steps'].iloc[0])} steps) "
+            f"from {scan['alpha_l_adam'].min():.3f} to {scan['alpha_l_adam'].max():.3f}. The headline cut (k = {fit['drop_highest_loss']}) is one point "
             "of this range, not a special one.</p>")
     cols = {"drop_highest": "k", "n_points": "n kept", "alpha_l": "α_ℓ (lmfit)", "alpha_l_stderr": "± lmfit",
             "alpha_l_stderr_paper": "± paper's method", "alpha_l_adam": "α_ℓ (Adam)", "alpha_m": "α_m (lmfit)",
