@@ -1,4 +1,5 @@
 # Chinchilla: reconstruct (N, D, d_model, n_layers, loss) and fit the decomposed law.
+from depthwidth.chinchilla import pipeline as chinchilla_pipeline
 
 
 rule chinchilla_points:
@@ -38,9 +39,31 @@ rule chinchilla_fit:
         mem_mb=1000,
         runtime=60,
     params:
-        fit=chinchilla_fit_params(),
+        fit=chinchilla_pipeline.fit_params(config),
     script:
         "../scripts/chinchilla_fit.py"
+
+
+# The paper's appendix: refit leaving out the k highest-loss points, for each k of chinchilla.drop_scan.
+rule chinchilla_drop_scan:
+    input:
+        points="results/chinchilla/points.csv",
+    output:
+        scan="results/chinchilla/drop_scan.csv",
+    log:
+        "logs/chinchilla/drop_scan.log",
+    benchmark:
+        "benchmarks/chinchilla/drop_scan.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        scan=chinchilla_pipeline.drop_scan_params(config),
+    script:
+        "../scripts/chinchilla_drop_scan.py"
 
 
 rule chinchilla_section:
@@ -49,10 +72,12 @@ rule chinchilla_section:
         summary="results/chinchilla/reconstruction.json",
         fit="results/chinchilla/fit.json",
         bootstrap="results/chinchilla/bootstrap.csv",
+        scan="results/chinchilla/drop_scan.csv",
     output:
         html="results/chinchilla/section.html",
         headline="results/chinchilla/headline.json",
         shape="results/chinchilla/optimal_shape.csv",
+        figures=directory("results/chinchilla/figures"),
     log:
         "logs/chinchilla/section.log",
     benchmark:
@@ -63,6 +88,6 @@ rule chinchilla_section:
         mem_mb=1000,
         runtime=10,
     params:
-        shape=chinchilla_shape_params(),
+        shape=chinchilla_pipeline.shape_params(config),
     script:
         "../scripts/chinchilla_section.py"

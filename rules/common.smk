@@ -48,16 +48,6 @@ def pinned_sha256(wildcards):
     return MANIFEST[wildcards.raw_path]["sha256"]
 
 
-def chinchilla_fit_params():
-    """The fit subtree, with every key spelt out so that editing one reruns only the fit."""
-    # Sorted: Snakemake compares params in order, and key order depends on how config files were merged.
-    return dict(sorted(config["chinchilla"]["fit"].items()))
-
-
-def chinchilla_shape_params():
-    return dict(sorted(config["chinchilla"].get("shape", {}).items()))
-
-
 # Hidden states / FineWeb (rules/download.smk: fineweb_shards; rules/hidden_states.smk).
 from depthwidth.fineweb import mirror_covers, shard_names  # noqa: E402
 from depthwidth.hidden_states import settings as hs_settings  # noqa: E402

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from conftest import SHARED_DATA, needs_shared_data
-from depthwidth import chinchilla as ch
+from depthwidth.chinchilla import adam, fit, law, points, scan, shape
+from depthwidth.papers import CHINCHILLA_ADAM_FIT
 
 TRUE = {"c_m": 300.0, "alpha_m": 0.9, "c_l": 800.0, "alpha_l": 1.2, "c_D": 9.0, "alpha_D": 0.3, "L0": 1.75}
 
@@ -14,7 +15,7 @@ TRUE = {"c_m": 300.0, "alpha_m": 0.9, "c_l": 800.0, "alpha_l": 1.2, "c_D": 9.0, 
 def test_reconstruction_maps_known_rows():
     pts = pd.read_csv(SHARED_DATA / "chinchilla" / "svg_extracted_data.csv")
     table = pd.read_csv(SHARED_DATA / "chinchilla" / "chinchilla_table_a9.csv")
-    out, worst = ch.reconstruct_points(pts, table)
+    out, worst = points.reconstruct_points(pts, table)
     assert len(out) == 245 and list(out.columns[:6]) == ["params", "flops", "tokens", "loss", "d_model", "n_layers"]
     # First row: N = 6.7956e9 is Table A9's 6796M model (d_model 3584, 40 layers); D = C/(6N).
     r = out.iloc[0]
@@ -26,7 +27,7 @@ def test_reconstruction_maps_known_rows():
 
 def test_reconstruction_rejects_missing_column():
     with pytest.raises(ValueError, match="Training FLOP"):
-        ch.reconstruct_points(pd.DataFrame({"Model Size": [1.0], "loss": [3.0]}),
+        points.reconstruct_points(pd.DataFrame({"Model Size": [1.0], "loss": [3.0]}),
                               pd.DataFrame({"params_millions": [1], "d_model": [64], "n_layers": [2]}))
 
 
@@ -35,15 +36,15 @@ def _synthetic(n=250, noise=0.003, seed=1):
     m = rng.choice([512, 640, 768, 1024, 1280, 1536, 2048, 3072, 4096], n).astype(float)
     ell = rng.choice([8, 10, 12, 16, 20, 24, 32, 40, 48], n).astype(float) * 100
     D = np.exp(rng.uniform(np.log(1e3), np.log(3e5), n))
-    loss = ch.decomposed_law(m, ell, D, *(TRUE[k] for k in ch.PARAMS)) * np.exp(noise * rng.standard_normal(n))
-    return ch.FitData(m, ell, D, loss)
+    loss = law.decomposed_law(m, ell, D, *(TRUE[k] for k in law.PARAMS)) * np.exp(noise * rng.standard_normal(n))
+    return law.FitData(m, ell, D, loss)
 
 
 def test_fit_recovers_known_exponents():
     d = _synthetic()
-    res = ch.fit_law(d, n_starts=6, seed=0)
+    res = fit.fit_law(d, n_starts=6, seed=0)
     assert res.success
-    v, se = ch.values(res), ch.stderrs(res)
+    v, se = fit.values(res), fit.stderrs(res)
     for k in ("alpha_m", "alpha_l", "alpha_D"):
         # within 3 standard errors of the truth, and the error itself is informative (< 0.25)
         assert abs(v[k] - TRUE[k]) < 3 * se[k] + 0.02, (k, v[k], se[k])
@@ -53,8 +54,8 @@ def test_fit_recovers_known_exponents():
 
 def test_bootstrap_interval_covers_truth():
     d = _synthetic(seed=2)
-    best = ch.values(ch.fit_law(d, n_starts=4))
-    boot = ch.bootstrap(d, best, n_resamples=12, seed=0, n_starts=1)
+    best = fit.values(fit.fit_law(d, n_starts=4))
+    boot = fit.bootstrap(d, best, n_resamples=12, seed=0, n_starts=1)
     lo, hi = np.percentile(boot["alpha_D"], [2.5, 97.5])
     assert lo - 0.02 < TRUE["alpha_D"] < hi + 0.02
     assert boot["converged"].mean() > 0.9
@@ -62,39 +63,118 @@ def test_bootstrap_interval_covers_truth():
 
 def test_optimal_shape_matches_analytic_exponents():
     v = dict(TRUE)
-    ex = ch.shape_exponents(v["alpha_m"], v["alpha_l"])
-    a = ch.optimal_shape(v, 1e9, 1.0, 100.0)
-    b = ch.optimal_shape(v, 1e11, 1.0, 100.0)
+    ex = shape.shape_exponents(v["alpha_m"], v["alpha_l"])
+    a = shape.optimal_shape(v, 1e9, 1.0, 100.0)
+    b = shape.optimal_shape(v, 1e11, 1.0, 100.0)
     width_slope = np.log(b["d_model"] / a["d_model"]) / np.log(100)
     depth_slope = np.log(b["n_layers"] / a["n_layers"]) / np.log(100)
     assert width_slope == pytest.approx(ex["width_exponent"], abs=1e-6)
     assert depth_slope == pytest.approx(ex["depth_exponent"], abs=1e-6)
-    assert ch.shape_exponents(1.0, 1.0)["N_exponent"] == pytest.approx(1 / 3)
+    assert shape.shape_exponents(1.0, 1.0)["N_exponent"] == pytest.approx(1 / 3)
     # the optimum conserves N = 12 ℓ m²
     assert 12 * a["n_layers"] * a["d_model"] ** 2 == pytest.approx(1e9, rel=1e-9)
 
 
-def test_numpy_adam_matches_torch_adam():
-    """fit_adam (NumPy, analytic gradient) takes the same steps as torch.optim.Adam on the same objective."""
+def test_adam_matches_torch_adam_loop():
+    """fit_adam takes the same float32 steps as the paper's loop: torch.optim.Adam on 100·mean squared log
+    residual, one parameter tensor per group; fitting several datasets at once changes nothing."""
     import torch
 
     d = _synthetic(n=60, seed=3)
     steps = 300
-    ours = {k: v["value"] for k, v in ch.fit_adam(d, steps)["params"].items()}
-    t = {k: torch.tensor(getattr(d, k), dtype=torch.float64) for k in ("m", "ell", "D", "loss")}
-    init = ch.PAPER_INIT
-    coeffs = torch.nn.Parameter(torch.tensor([np.log(init[k]) for k in ("c_m", "c_l", "c_D")], dtype=torch.float64))
-    expo = torch.nn.Parameter(torch.tensor([init[k] for k in ("alpha_m", "alpha_l", "alpha_D")], dtype=torch.float64))
-    L0 = torch.nn.Parameter(torch.tensor(init["L0"], dtype=torch.float64))
+    ours = {k: v["value"] for k, v in adam.fit_adam(d, steps)["params"].items()}
+    t = {k: torch.tensor(getattr(d, k), dtype=torch.float32) for k in ("m", "ell", "D", "loss")}
+    init = law.PAPER_INIT
+    coeffs = torch.nn.Parameter(torch.tensor([np.log(init[k]) for k in ("c_m", "c_l", "c_D")], dtype=torch.float32))
+    expo = torch.nn.Parameter(torch.tensor([init[k] for k in ("alpha_m", "alpha_l", "alpha_D")], dtype=torch.float32))
+    L0 = torch.nn.Parameter(torch.tensor(init["L0"], dtype=torch.float32))
     opt = torch.optim.Adam([{"params": [coeffs], "lr": 5e-3}, {"params": [expo], "lr": 5e-4},
                             {"params": [L0], "lr": 5e-3}])
     for _ in range(steps):
         opt.zero_grad()
         pred = ((coeffs[0] - expo[0] * t["m"].log()).exp() + (coeffs[1] - expo[1] * t["ell"].log()).exp()
                 + (coeffs[2] - expo[2] * t["D"].log()).exp() + L0).log()
-        (t["loss"].log() - pred).pow(2).mean().backward()
+        (100 * (t["loss"].log() - pred).pow(2).mean()).backward()
         opt.step()
-    assert ours["alpha_l"] == pytest.approx(float(expo[1].detach()), abs=1e-6)
-    assert ours["c_m"] == pytest.approx(float(coeffs[0].detach().exp()), rel=1e-6)
-    assert ours["L0"] == pytest.approx(float(L0), abs=1e-6)
+    assert ours["alpha_l"] == pytest.approx(float(expo[1].detach()), abs=2e-6)
+    assert ours["c_m"] == pytest.approx(float(coeffs[0].detach().exp()), rel=2e-6)
+    assert ours["L0"] == pytest.approx(float(L0.detach()), abs=2e-6)
     assert ours["alpha_l"] != pytest.approx(init["alpha_l"], abs=1e-3)  # it moved
+    # several datasets at once (padded): each fit as if alone
+    other = _synthetic(n=45, seed=4)
+    both = adam.fit_adam_batch([d, other], steps)
+    alone = adam.fit_adam(other, steps)
+    for k in law.PARAMS:
+        assert both[0]["params"][k]["value"] == pytest.approx(ours[k], rel=1e-5, abs=1e-6)
+        assert both[1]["params"][k]["value"] == pytest.approx(alone["params"][k]["value"], rel=1e-5, abs=1e-6)
+
+
+def test_paper_stderrs_are_the_linear_residual_covariance():
+    """s²(JᵀJ)⁻¹ with J the Jacobian of L − L̂ over (ln c, α, E), checked against finite differences."""
+    d = _synthetic(n=80, seed=5)
+    v = fit.values(fit.fit_law(d, n_starts=2))
+    se = fit.paper_stderrs(d, v)
+    theta = np.array([np.log(v["c_m"]), np.log(v["c_l"]), np.log(v["c_D"]), v["alpha_m"], v["alpha_l"],
+                      v["alpha_D"], v["L0"]])
+
+    def resid(th):
+        return d.loss - law.decomposed_law(d.m, d.ell, d.D, np.exp(th[0]), th[3], np.exp(th[1]), th[4],
+                                           np.exp(th[2]), th[5], th[6])
+
+    h = 1e-6
+    jac = np.column_stack([(resid(theta + h * e) - resid(theta - h * e)) / (2 * h) for e in np.eye(7)])
+    r = resid(theta)
+    cov = r @ r / (len(d) - 7) * np.linalg.inv(jac.T @ jac)
+    want = dict(zip(("c_m", "c_l", "c_D", "alpha_m", "alpha_l", "alpha_D", "L0"), np.sqrt(np.diag(cov))))
+    for k in law.PARAMS:
+        assert se[k] == pytest.approx(want[k], rel=1e-4), k
+
+
+def _paper_points():
+    pts = pd.read_csv(SHARED_DATA / "chinchilla" / "svg_extracted_data.csv")
+    table = pd.read_csv(SHARED_DATA / "chinchilla" / "chinchilla_table_a9.csv")
+    return points.reconstruct_points(pts, table)[0]
+
+
+@needs_shared_data
+def test_drop_scan_keeps_the_papers_counts():
+    loss = _paper_points()["loss"].to_numpy()
+    ks = [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+    assert [int(law.kept_mask(loss, k).sum()) for k in ks] == [244, 235, 225, 215, 203, 194, 185, 175, 165, 154, 144]
+    assert law.kept_mask(loss, 0).all()
+
+
+@needs_shared_data
+def test_paper_stderr_at_the_converged_optimum():
+    """On the paper's 203 points the paper's formula gives ± 0.270 for α_ℓ where lmfit gives ± 0.287."""
+    d = law.select_points(_paper_points(), 40, 1.0, 100.0, 1e-6)
+    res = fit.fit_law(d, n_starts=3, seed=0)
+    v = fit.values(res)
+    assert v["alpha_l"] == pytest.approx(1.3251, abs=1e-3)
+    assert fit.stderrs(res)["alpha_l"] == pytest.approx(0.287, abs=1e-3)
+    assert fit.paper_stderrs(d, v)["alpha_l"] == pytest.approx(0.270, abs=1e-3)
+
+
+@needs_shared_data
+def test_paper_adam_gives_the_papers_digits():
+    """The paper's float32 Adam procedure (50k steps) on its 203 points prints its notebook's digits."""
+    d = law.select_points(_paper_points(), 40, 1.0, 100.0, 1e-6)
+    got = {k: v["value"] for k, v in adam.fit_adam(d, 50_000)["params"].items()}
+    assert got["alpha_l"] == pytest.approx(CHINCHILLA_ADAM_FIT["alpha_l"].value, abs=1e-3)
+    assert got["alpha_m"] == pytest.approx(CHINCHILLA_ADAM_FIT["alpha_m"].value, abs=1e-3)
+    assert got["c_l"] == pytest.approx(CHINCHILLA_ADAM_FIT["c_l"].value, rel=0.01)
+
+
+def test_drop_scan_table():
+    d = _synthetic(n=120, seed=6)
+    pts = pd.DataFrame({"d_model": d.m, "n_layers": d.ell / 100, "tokens": d.D * 1e6, "loss": d.loss})
+    params = {"width_scale": 1.0, "depth_scale": 100.0, "tokens_scale": 1e-6, "n_starts": 2, "seed": 0,
+              "adam_steps": 50, "drop_highest": [1, 20]}
+    table = scan.drop_scan(pts, params)
+    assert table["n_points"].tolist() == [119, 100]
+    for p in law.PARAMS:
+        assert {p, f"{p}_stderr", f"{p}_stderr_paper", f"{p}_adam", f"{p}_adam_stderr_paper"} <= set(table.columns)
+    # the converged fit at k = 20 is the one fit.fit_law finds on the same points
+    main = fit.values(fit.fit_law(law.select_points(pts, 20, 1.0, 100.0, 1e-6), n_starts=2, seed=0))
+    assert table.loc[1, "alpha_l"] == pytest.approx(main["alpha_l"], rel=1e-9)
+    assert table["converged"].all()

@@ -2,6 +2,8 @@
 
 import json
 
+import pandas as pd
+import pytest
 import yaml
 
 from _pipeline import completed_run
@@ -19,6 +21,13 @@ def test_chinchilla_end_to_end_and_partial_rerun(tmp_path_factory, tmp_path):
     assert a_l["bootstrap_ci95"][0] < a_l["value"] < a_l["bootstrap_ci95"][1]
     assert set(fit["params"]) == {"c_m", "alpha_m", "c_l", "alpha_l", "c_D", "alpha_D", "L0"}
     assert "layers_minus_2" in fit["variants"]
+    assert 0.05 < a_l["stderr_paper"] < 0.6  # the paper's error formula, beside lmfit's
+    # the dropped-points scan (config/test.yaml: k = 1, 40, 100) and the section's figure files
+    scan = pd.read_csv(wd / "results/chinchilla/drop_scan.csv")
+    assert scan["n_points"].tolist() == [244, 203, 144]
+    assert scan.loc[1, "alpha_l"] == pytest.approx(a_l["value"], rel=1e-9)  # k = 40 is the main fit's cut, fitted from the same starts
+    figures = wd / "results/chinchilla/figures"
+    assert {"points.png", "drop_scan.png", "drop_scan.txt"} <= {p.name for p in figures.iterdir()}
     page = (wd / "results/report.html").read_text()
     assert 'id="chinchilla"' in page and "id='headline'" in page and page.count("data:image/png;base64") >= 4
 

@@ -33,3 +33,14 @@ ALPHA_M_STRONG = PaperValue(1.0, None, "superposition paper, strong regime: loss
 # Superposition paper, appendix: token frequencies of real text follow p_i ∝ i^-α with α near 1, so weak
 # superposition (α_m = α − 1) would predict a width exponent near 0.
 TOKEN_FREQUENCY_ALPHA = PaperValue(1.0, None, "superposition paper, appendix: token frequencies p_i ∝ i^-α, α ≈ 1")
+
+# Depth paper's notebook: its float32 Adam fit of the decomposed law to the 203 Chinchilla points left
+# after dropping the 40 highest-loss runs (50k steps); c_D and α_D are not printed there.
+_ADAM = "depth paper's notebook, float32 Adam fit (50k steps)"
+CHINCHILLA_ADAM_FIT = {
+    "c_m": PaperValue(333.38, None, _ADAM),
+    "alpha_m": PaperValue(0.9769, None, _ADAM),
+    "c_l": PaperValue(1284.4, None, _ADAM),
+    "alpha_l": PaperValue(1.2014, None, _ADAM),
+    "L0": PaperValue(1.7503, None, _ADAM),
+}

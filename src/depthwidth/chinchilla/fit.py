@@ -1,0 +1,249 @@
+"""The converged fit of the decomposed law (``depthwidth.chinchilla.law``) and its uncertainties.
+
+The fit minimises the squared log residual log L − log L̂ with lmfit (trust-region least squares), from
+several starts, to convergence. Errors: lmfit's covariance, the paper's linear-residual covariance
+(``paper_stderrs``), a bootstrap and a held-out check.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import lmfit
+import numpy as np
+import pandas as pd
+
+from depthwidth.chinchilla.adam import fit_adam
+from depthwidth.chinchilla.law import PARAMS, PAPER_INIT, FitData, decomposed_law, select_points
+from depthwidth.chinchilla.shape import shape_exponents
+from depthwidth.files import atomic_write_csv, atomic_write_json
+from depthwidth.logs import Progress
+
+log = logging.getLogger("depthwidth.chinchilla")
+
+def _make_params(init: dict, loss_min: float) -> lmfit.Parameters:
+    # Coefficients are fitted as logs (they span orders of magnitude); lmfit carries their
+    # uncertainty through to c = exp(log c).
+    p = lmfit.Parameters()
+    for name in ("c_m", "c_l", "c_D"):
+        p.add(f"log_{name}", value=np.log(init[name]), min=-20, max=30)
+        p.add(name, expr=f"exp(log_{name})")
+    for name in ("alpha_m", "alpha_l", "alpha_D"):
+        p.add(name, value=init[name], min=1e-3, max=10.0)
+    p.add("L0", value=min(init["L0"], 0.99 * loss_min), min=0.0, max=loss_min)
+    return p
+
+
+def _residual(p, d: FitData):
+    v = p.valuesdict()
+    pred = decomposed_law(d.m, d.ell, d.D, *(v[k] for k in PARAMS))
+    return np.log(d.loss) - np.log(pred)
+
+
+def _starts(n_starts: int, rng: np.random.Generator) -> list[dict]:
+    starts = [dict(PAPER_INIT)]
+    for _ in range(max(n_starts - 1, 0)):
+        s = dict(PAPER_INIT)
+        for k in ("alpha_m", "alpha_l", "alpha_D"):
+            s[k] = float(np.exp(rng.uniform(np.log(0.1), np.log(3.0))))
+        for k in ("c_m", "c_l", "c_D"):
+            s[k] = float(np.exp(rng.uniform(np.log(1.0), np.log(1e4))))
+        s["L0"] = float(rng.uniform(0.5, 2.0))
+        starts.append(s)
+    return starts
+
+
+def fit_law(d: FitData, n_starts: int = 8, seed: int = 0, inits: list[dict] | None = None,
+            max_nfev: int = 20000) -> lmfit.minimizer.MinimizerResult:
+    """Best least-squares fit of log L over several starts. The result has ``success`` (converged),
+    ``message``, ``params`` (with stderr from the covariance) and ``chisqr`` (sum of squared log residuals)."""
+    rng = np.random.default_rng(seed)
+    best = None
+    for init in (inits or []) + _starts(n_starts, rng):
+        params = _make_params(init, float(d.loss.min()))
+        try:
+            res = lmfit.minimize(_residual, params, args=(d,), method="least_squares",
+                                 max_nfev=max_nfev, ftol=1e-12, xtol=1e-12, gtol=1e-12)
+        except (ValueError, FloatingPointError):
+            continue
+        if not np.isfinite(res.chisqr):
+            continue
+        if best is None or res.chisqr < best.chisqr - 1e-14:
+            best = res
+    if best is None:
+        raise RuntimeError("every start of the decomposed-law fit failed")
+    return best
+
+
+def values(res) -> dict:
+    return {k: float(res.params[k].value) for k in PARAMS}
+
+
+def stderrs(res) -> dict:
+    return {k: (float(res.params[k].stderr) if res.params[k].stderr is not None else None) for k in PARAMS}
+
+
+def bootstrap(d: FitData, best: dict, n_resamples: int, seed: int = 0, n_starts: int = 2) -> pd.DataFrame:
+    """Refit on ``n_resamples`` resamples (with replacement); each refit starts from the full-data fit."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    prog = Progress(n_resamples, "bootstrap fits")
+    for b in range(n_resamples):
+        idx = rng.integers(0, len(d), len(d))
+        res = fit_law(d.take(idx), n_starts=n_starts, seed=seed + 1 + b, inits=[best])
+        rows.append({**values(res), "converged": bool(res.success)})
+        prog.update()
+    return pd.DataFrame(rows)
+
+
+def held_out(d: FitData, best: dict, n_splits: int, test_fraction: float = 0.2, seed: int = 0) -> dict:
+    """Repeated random splits: fit on 1 − test_fraction, error of log L on the held-out part."""
+    rng = np.random.default_rng(seed)
+    n_test = max(1, int(round(test_fraction * len(d))))
+    rmse_test, rmse_train, mape_test = [], [], []
+    for s in range(n_splits):
+        perm = rng.permutation(len(d))
+        te, tr = perm[:n_test], perm[n_test:]
+        res = fit_law(d.take(tr), n_starts=2, seed=seed + 1000 + s, inits=[best])
+        v = values(res)
+        dt = d.take(te)
+        pred = decomposed_law(dt.m, dt.ell, dt.D, *(v[k] for k in PARAMS))
+        rmse_test.append(float(np.sqrt(np.mean((np.log(dt.loss) - np.log(pred)) ** 2))))
+        mape_test.append(float(np.mean(np.abs(pred - dt.loss) / dt.loss)))
+        rmse_train.append(float(np.sqrt(np.mean(res.residual ** 2))))
+    return {
+        "n_splits": n_splits, "test_fraction": test_fraction,
+        "rmse_log_test_mean": float(np.mean(rmse_test)), "rmse_log_test_std": float(np.std(rmse_test)),
+        "rmse_log_train_mean": float(np.mean(rmse_train)),
+        "mean_abs_rel_error_test": float(np.mean(mape_test)),
+    }
+
+
+def paper_stderrs(d: FitData, v: dict) -> dict:
+    """Liu et al.'s standard errors at the parameters ``v``: J is the Jacobian of the linear residuals
+    L − L̂ with respect to (ln c_m, ln c_ℓ, ln c_D, α_m, α_ℓ, α_D, E), s² = Σ residual² / (n − 7) and the
+    covariance s²(JᵀJ)⁻¹ (pseudo-inverse if singular). The errors of ``c_*`` are those of ln c."""
+    logs = np.log(np.stack([d.m, d.ell, d.D]))  # (3, n)
+    log_c = np.log([v["c_m"], v["c_l"], v["c_D"]])
+    alpha = np.array([v["alpha_m"], v["alpha_l"], v["alpha_D"]])
+    terms = np.exp(log_c[:, None] - alpha[:, None] * logs)  # (3, n)
+    resid = d.loss - (terms.sum(0) + v["L0"])
+    jac = -np.column_stack([terms.T, -(terms * logs).T, np.ones(len(d))])  # d resid / d theta, (n, 7)
+    s2 = float(resid @ resid) / (len(d) - 7)
+    jtj = jac.T @ jac
+    inv = np.linalg.inv(jtj) if np.linalg.matrix_rank(jtj) == 7 else np.linalg.pinv(jtj)
+    se = np.sqrt(np.clip(np.diag(s2 * inv), 0.0, None))
+    order = ("c_m", "c_l", "c_D", "alpha_m", "alpha_l", "alpha_D", "L0")
+    return {k: float(x) for k, x in zip(order, se)}
+
+
+PAPER_STDERR_NOTE = ("stderr_paper: Liu et al.'s linear-residual covariance s²(JᵀJ)⁻¹ over (ln c, α, E); "
+                     "for c_m, c_l, c_D it is the error of ln c")
+
+
+def _fit_summary(res, d: FitData) -> dict:
+    v, se = values(res), stderrs(res)
+    se_paper = paper_stderrs(d, v)
+    return {
+        "params": {k: {"value": v[k], "stderr": se[k], "stderr_paper": se_paper[k]} for k in PARAMS},
+        "n_points": len(d),
+        "objective_sum_sq_log_residual": float(res.chisqr),
+        "rmse_log": float(np.sqrt(res.chisqr / len(d))),
+        "converged": bool(res.success),
+        "message": str(res.message),
+        "nfev": int(res.nfev),
+    }
+
+
+def _bootstrap_summary(out: dict, boot: pd.DataFrame, best: dict, n_boot: int) -> None:
+    """Add bootstrap intervals of every parameter and of the shape exponents to ``out`` (fit.json)."""
+    for k in PARAMS:
+        col = boot[k].to_numpy(float) if len(boot) else np.array([])
+        out["params"][k]["bootstrap_ci95"] = (
+            [float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5))] if len(col) else None)
+        out["params"][k]["bootstrap_std"] = float(col.std(ddof=1)) if len(col) > 1 else None
+    out["bootstrap"] = {"resamples": int(n_boot), "converged": int(boot["converged"].sum()) if len(boot) else 0}
+    if len(boot):
+        sh = pd.DataFrame([shape_exponents(a, b) for a, b in zip(boot["alpha_m"], boot["alpha_l"])])
+        out["shape_exponents"] = {
+            k: {"value": shape_exponents(best["alpha_m"], best["alpha_l"])[k],
+                "bootstrap_ci95": [float(sh[k].quantile(0.025)), float(sh[k].quantile(0.975))],
+                "bootstrap_std": float(sh[k].std(ddof=1)) if len(sh) > 1 else None}
+            for k in sh.columns}
+    else:
+        out["shape_exponents"] = {k: {"value": v, "bootstrap_ci95": None, "bootstrap_std": None}
+                                  for k, v in shape_exponents(best["alpha_m"], best["alpha_l"]).items()}
+
+
+def paper_adam_variant(d: FitData, steps: int) -> dict:
+    """The paper's Adam fit (float32 torch, ``adam.fit_adam``) with its standard errors at the point
+    where it stops."""
+    fit = fit_adam(d, steps)
+    v = {k: fit["params"][k]["value"] for k in PARAMS}
+    for k, se in paper_stderrs(d, v).items():
+        fit["params"][k]["stderr_paper"] = se
+    return {"description": f"the paper's procedure: float32 Adam from its starting point, stopped after "
+                           f"{steps} steps", **fit}
+
+
+def _variants(points: pd.DataFrame, d: FitData, best: dict, cfg: dict, scales: dict) -> dict:
+    """Extra fits beside the main one, as listed in ``cfg["variants"]``."""
+    out = {}
+    for variant in cfg["variants"]:
+        if variant == "layers_minus_2":
+            dv = select_points(points, cfg["drop_highest_loss"], depth_offset=-2.0, **scales)
+            desc = "l = n_layers - 2 (embedding and head layers not counted)"
+        elif variant == "keep_all_points":
+            dv = select_points(points, 0, **scales)
+            desc = "all points kept (no high-loss cut)"
+        elif variant == "paper_adam":
+            out[variant] = paper_adam_variant(d, cfg["adam_steps"])
+            p = out[variant]["params"]
+            log.info("variant paper_adam: alpha_l = %.4f, alpha_m = %.4f, c_l = %.1f, c_m = %.2f, E = %.4f",
+                     p["alpha_l"]["value"], p["alpha_m"]["value"], p["c_l"]["value"], p["c_m"]["value"],
+                     p["L0"]["value"])
+            continue
+        else:
+            raise ValueError(f"unknown chinchilla.fit.variants entry '{variant}'")
+        rv = fit_law(dv, n_starts=cfg["n_starts"], seed=cfg["seed"], inits=[best])
+        out[variant] = {"description": desc, **_fit_summary(rv, dv)}
+        log.info("variant %s: alpha_l = %.3f", variant, rv.params["alpha_l"].value)
+    return out
+
+
+def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
+    """The whole fit stage: main fit (stderr from lmfit's covariance and the paper's), bootstrap intervals,
+    held-out check, variants. ``cfg`` is the ``chinchilla.fit`` config section (defaults filled in by the
+    schema). Returns (fit.json content, bootstrap rows)."""
+    scales = dict(width_scale=cfg["width_scale"], depth_scale=cfg["depth_scale"], tokens_scale=cfg["tokens_scale"])
+    seed, n_starts = cfg["seed"], cfg["n_starts"]
+    d = select_points(points, cfg["drop_highest_loss"], **scales)
+    log.info("fitting the decomposed law to %d points (%d starts)", len(d), n_starts)
+    res = fit_law(d, n_starts=n_starts, seed=seed)
+    if not res.success:
+        log.warning("main fit did not report convergence: %s", res.message)
+    out = _fit_summary(res, d)
+    out["stderr_paper_note"] = PAPER_STDERR_NOTE
+    out["units"] = {"m": f"d_model * {cfg['width_scale']}", "l": f"n_layers * {cfg['depth_scale']}",
+                    "D": f"tokens * {cfg['tokens_scale']}"}
+    out["drop_highest_loss"] = cfg["drop_highest_loss"]
+    best = values(res)
+    log.info("main fit: %s", {k: round(x, 4) for k, x in best.items()})
+
+    n_boot = cfg["bootstrap_resamples"]
+    boot = bootstrap(d, best, n_boot, seed=seed) if n_boot > 0 else pd.DataFrame(columns=[*PARAMS, "converged"])
+    _bootstrap_summary(out, boot, best, n_boot)
+    if cfg["heldout_splits"] > 0:
+        out["heldout"] = held_out(d, best, cfg["heldout_splits"], cfg["heldout_fraction"], seed=seed)
+        log.info("held-out: rmse(log L) test %.4f ± %.4f, train %.4f", out["heldout"]["rmse_log_test_mean"],
+                 out["heldout"]["rmse_log_test_std"], out["heldout"]["rmse_log_train_mean"])
+    out["variants"] = _variants(points, d, best, cfg, scales)
+    return out, boot
+
+
+def chinchilla_fit(points_csv, fit_cfg: dict, fit_out, bootstrap_out) -> dict:
+    """Rule chinchilla_fit: fit the decomposed law to the points; write fit.json and the bootstrap rows."""
+    fit, boot = run_fit(pd.read_csv(points_csv), fit_cfg)
+    atomic_write_csv(bootstrap_out, boot)
+    atomic_write_json(fit_out, fit)
+    return fit

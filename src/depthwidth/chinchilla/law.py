@@ -1,0 +1,65 @@
+"""The decomposed scaling law L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0 and the points it is fitted to.
+
+Units follow Liu et al. (2026): m = d_model · width_scale, ℓ = n_layers · depth_scale (100 by default),
+D = tokens · tokens_scale (1e-6 by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+PARAMS = ("c_m", "alpha_m", "c_l", "alpha_l", "c_D", "alpha_D", "L0")
+# Liu et al.'s starting point (their Adam fit starts here; lmfit's first start too).
+PAPER_INIT = {"c_m": 200.0, "alpha_m": 1.0, "c_l": 200.0, "alpha_l": 1.0, "c_D": 10.0, "alpha_D": 0.33, "L0": 1.69}
+
+
+def decomposed_law(m, ell, D, c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0):
+    """Loss (nats/token) of the decomposed law; m, ell, D already in fit units."""
+    return c_m * m ** (-alpha_m) + c_l * ell ** (-alpha_l) + c_D * D ** (-alpha_D) + L0
+
+
+@dataclass
+class FitData:
+    """Arrays in fit units: m (width), ell (depth), D (tokens), loss (nats/token), all shape (n,)."""
+
+    m: np.ndarray
+    ell: np.ndarray
+    D: np.ndarray
+    loss: np.ndarray
+
+    def take(self, idx) -> "FitData":
+        return FitData(self.m[idx], self.ell[idx], self.D[idx], self.loss[idx])
+
+    def __len__(self) -> int:
+        return len(self.loss)
+
+
+def kept_mask(loss: np.ndarray, drop_highest: int) -> np.ndarray:
+    """Rows Liu et al. keep when they leave out the ``drop_highest`` = k highest-loss points: loss strictly
+    below the k-th largest (so ties at the cut go too; k = 0 keeps every row)."""
+    loss = np.asarray(loss, float)
+    if drop_highest <= 0:
+        return np.ones(len(loss), bool)
+    if drop_highest >= len(loss):
+        raise ValueError(f"dropping the {drop_highest} highest-loss points leaves none (have {len(loss)})")
+    return loss < np.sort(loss)[-drop_highest]
+
+
+def select_points(points: pd.DataFrame, drop_highest: int, width_scale: float, depth_scale: float,
+                  tokens_scale: float, depth_offset: float = 0.0) -> FitData:
+    """Drop the ``drop_highest`` highest-loss points (``kept_mask``) and convert to fit units.
+    ``depth_offset`` = −2 gives the variant without embedding and head layers."""
+    loss = points["loss"].to_numpy(float)
+    keep = kept_mask(loss, drop_highest)
+    layers = points["n_layers"].to_numpy(float)[keep] + depth_offset
+    if (layers <= 0).any():
+        raise ValueError(f"depth offset {depth_offset} makes some depths non-positive")
+    return FitData(
+        m=points["d_model"].to_numpy(float)[keep] * width_scale,
+        ell=layers * depth_scale,
+        D=points["tokens"].to_numpy(float)[keep] * tokens_scale,
+        loss=loss[keep],
+    )

@@ -1,0 +1,52 @@
+"""The paper's appendix scan: refit the decomposed law leaving out the k highest-loss points.
+
+At each k the rows with loss strictly below the k-th largest are kept (``law.kept_mask``; k = 1, 10, …,
+100 keep 244, 235, …, 144 of the 245 points), and the law is fitted twice: with lmfit to convergence
+(lmfit's and the paper's standard errors) and with the paper's float32 Adam procedure (all k at once).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+
+from depthwidth.chinchilla.adam import fit_adam_batch
+from depthwidth.chinchilla.fit import fit_law, paper_stderrs, stderrs, values
+from depthwidth.chinchilla.law import PARAMS, select_points
+from depthwidth.files import atomic_write_csv
+
+log = logging.getLogger("depthwidth.chinchilla")
+
+
+def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
+    """One row per k of ``params["drop_highest"]``: ``drop_highest, n_points, converged, adam_steps``, then per
+    parameter p of ``PARAMS``: ``p`` and ``p_stderr`` (lmfit), ``p_stderr_paper`` (the paper's, of ln c
+    for the c's), ``p_adam`` and ``p_adam_stderr_paper`` (the paper's Adam fit and its errors there)."""
+    scales = {k: params[k] for k in ("width_scale", "depth_scale", "tokens_scale")}
+    ks = list(params["drop_highest"])
+    datasets = [select_points(points, k, **scales) for k in ks]
+    log.info("dropped-points scan: k = %s keep %s points", ks, [len(d) for d in datasets])
+    adam = fit_adam_batch(datasets, params["adam_steps"])
+    rows = []
+    for k, d, a in zip(ks, datasets, adam):
+        res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"])
+        v, se = values(res), stderrs(res)
+        va = {p: a["params"][p]["value"] for p in PARAMS}
+        row = {"drop_highest": k, "n_points": len(d), "converged": bool(res.success), "adam_steps": a["steps"]}
+        se_paper, se_paper_adam = paper_stderrs(d, v), paper_stderrs(d, va)
+        for p in PARAMS:
+            row.update({p: v[p], f"{p}_stderr": se[p], f"{p}_stderr_paper": se_paper[p]})
+        for p in PARAMS:
+            row.update({f"{p}_adam": va[p], f"{p}_adam_stderr_paper": se_paper_adam[p]})
+        rows.append(row)
+        log.info("k = %d (%d points): alpha_l = %.4f ± %.4f (lmfit), %.4f (Adam)", k, len(d), v["alpha_l"],
+                 se["alpha_l"] or float("nan"), va["alpha_l"])
+    return pd.DataFrame(rows)
+
+
+def chinchilla_drop_scan(points_csv, params: dict, scan_out) -> pd.DataFrame:
+    """Rule chinchilla_drop_scan: the scan over ``params["drop_highest"]``, written as a CSV table."""
+    table = drop_scan(pd.read_csv(points_csv), params)
+    atomic_write_csv(scan_out, table)
+    return table
