@@ -184,7 +184,7 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, tmp_path_factory):
         rule: int(jid) for jid, rule in
         re.findall(r"submitted with SLURM jobid (\d+) \(log: \S+/rule_(\w+)/\d+\.log\)", text)
     }
-    assert set(submitted) == {"chinchilla_points", "chinchilla_fit", "chinchilla_section"}, text[-4000:]
+    assert set(submitted) == {"chinchilla_points", "chinchilla_fit", "chinchilla_drop_scan", "chinchilla_section"}, text[-4000:]
     # SLURM itself saw them: squeue (finished jobs stay visible for MinJobAge) lists each as COMPLETED
     sq = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i|%k|%T|%P"], check=False, capture_output=True, text=True,
                         timeout=30).stdout
