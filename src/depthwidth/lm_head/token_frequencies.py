@@ -126,6 +126,14 @@ def lm_head_token_counts(model_dir: str | Path, spec: dict, input_paths: list[st
         return tok(batch, add_special_tokens=False)["input_ids"]
 
     counts, facts = count_tokens(encode, iter_texts(spec, input_paths, corpus), min_tokens)
+    if facts["n_tokens"] == 0:
+        from depthwidth.fineweb import CorpusError
+
+        raise CorpusError(
+            f"corpus '{corpus}' gives the {model.name} tokenizer no token: every document is null, empty or "
+            "whitespace-only, so there is no frequency to fit.\nFix: point lm_head.token_frequencies.corpora."
+            f"{corpus} at text (check its source and text_column, '{spec['text_column']}'), or remove it."
+        )
     if facts["exhausted"]:
         logger.warning("corpus %s ran out after %d tokens (%d documents), fewer than min_tokens = %d: all of "
                        "it is counted", corpus, facts["n_tokens"], facts["n_docs"], min_tokens)
