@@ -75,3 +75,12 @@ def test_workflow_stops_on_a_blank_corpus_naming_it(tmp_path):
     text = p.stdout + p.stderr
     assert p.returncode != 0 and "corpus 'blank' has no usable text" in text, text[-3000:]
     assert not (wd / "data/corpora/blank.parquet").exists()
+
+
+def test_token_counts_skip_and_count_null_and_blank_documents():
+    from depthwidth.lm_head.token_frequencies import count_tokens
+
+    dropped: Counter = Counter()
+    counts, facts = count_tokens(lambda b: [t.split() for t in b], ["a b", None, math.nan, " ", "c"], 100,
+                                 dropped=dropped)
+    assert facts["n_tokens"] == 3 and "nan" not in counts and dropped == {"null": 2, "empty": 1}
