@@ -192,3 +192,20 @@ def test_snakemake_rejects_an_escaping_model_name(tmp_path):
     text = p.stdout + p.stderr
     assert p.returncode != 0 and "config key 'models'" in text and "../../../escape" in text, text[-3000:]
     assert not (tmp_path.parent / "escape").exists()
+
+
+def test_messages_fit_the_key_type():
+    """The finite-number hint only for numeric keys; no 30-digit example for a huge float."""
+    msg = _rejected("report.title", float("nan"), "config key 'report.title'", "not of type 'string'")
+    assert "finite number" not in msg
+    msg = _rejected("superposition.seeds", [1.0e30], "config key 'superposition.seeds.0'", "a whole number")
+    assert "e.g." not in msg
+
+
+def test_reversed_fit_ranks_are_an_error_not_a_nan_alpha():
+    from depthwidth.lm_head.pipeline import check_config
+
+    cfg = validate_config(merge(merged_config(), {"lm_head": {"token_frequencies": {"fit_ranks": [1000, 10]}}}))
+    with pytest.raises(ConfigError) as e:
+        check_config(cfg)
+    assert "lm_head.token_frequencies.fit_ranks" in str(e.value) and "Fix:" in str(e.value)

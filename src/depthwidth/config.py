@@ -56,11 +56,12 @@ def _allowed(err: jsonschema.ValidationError) -> str:
             bits.append(f"{k}={s[k]}")
     if s.get("description"):
         bits.append(f"({s['description']})")
-    if isinstance(err.instance, float) and not math.isfinite(err.instance):
+    numeric = any(t in str(s.get("type")) for t in ("number", "integer"))
+    if isinstance(err.instance, float) and not math.isfinite(err.instance) and numeric:
         bits.insert(0, "a finite number (NaN and infinity are not allowed; YAML reads .nan and .inf as them)")
     elif err.validator == "type" and isinstance(err.instance, float) and "integer" in str(s.get("type")):
         bits.insert(0, f"a whole number written without a decimal point (e.g. {int(err.instance)})"
-                    if err.instance.is_integer() else "a whole number")
+                    if err.instance.is_integer() and abs(err.instance) < 1e15 else "a whole number")
     if err.validator == "maximum":
         bits.append("the maximum guards against a value that would blow up a job; if you really need more, "
                     "raise this key's `maximum` in its schemas/<stage>.schema.yaml")
