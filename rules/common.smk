@@ -8,10 +8,14 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from depthwidth.config import ConfigError, deep_merge, validate_config  # noqa: E402
 from depthwidth.fetch import load_manifest  # noqa: E402
+from depthwidth.plan import check_plan  # noqa: E402
 from depthwidth.report import pipeline as report_pipeline  # noqa: E402
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
 validate_config(config, Path(workflow.basedir) / "schemas")
+# Then count the jobs the grids imply (stop above max_jobs, naming the keys that multiply up) and check
+# that every folder made from a config name stays in the working directory, before the DAG is built.
+check_plan(config, ".")
 
 MANIFEST = load_manifest()
 

@@ -14,7 +14,7 @@ localrules:
 
 
 wildcard_constraints:
-    corpus="[A-Za-z0-9][A-Za-z0-9._-]*",
+    corpus="[A-Za-z0-9][A-Za-z0-9._+-]*",
 
 
 # The first n_texts non-empty texts of a corpus, in one parquet file (text_index, text).

@@ -10,7 +10,9 @@ import copy
 import difflib
 import hashlib
 import json
+import math
 from pathlib import Path
+
 import jsonschema
 import yaml
 
@@ -54,6 +56,15 @@ def _allowed(err: jsonschema.ValidationError) -> str:
             bits.append(f"{k}={s[k]}")
     if s.get("description"):
         bits.append(f"({s['description']})")
+    numeric = any(t in str(s.get("type")) for t in ("number", "integer"))
+    if isinstance(err.instance, float) and not math.isfinite(err.instance) and numeric:
+        bits.insert(0, "a finite number (NaN and infinity are not allowed; YAML reads .nan and .inf as them)")
+    elif err.validator == "type" and isinstance(err.instance, float) and "integer" in str(s.get("type")):
+        bits.insert(0, f"a whole number written without a decimal point (e.g. {int(err.instance)})"
+                    if err.instance.is_integer() and abs(err.instance) < 1e15 else "a whole number")
+    if err.validator == "maximum":
+        bits.append("the maximum guards against a value that would blow up a job; if you really need more, "
+                    "raise this key's `maximum` in its schemas/<stage>.schema.yaml")
     return "; ".join(bits)
 
 
@@ -71,7 +82,25 @@ def _with_defaults(cls):
     return jsonschema.validators.extend(cls, {"properties": set_defaults})
 
 
-_Validator = _with_defaults(jsonschema.Draft202012Validator)
+def _is_integer(checker, instance) -> bool:
+    """Strictly an int: not a bool and not a float, even 2.0 (draft 2020-12 would accept it), so that a
+    depth or a count written as ``2.0`` is caught instead of reaching ``range()`` or a path as '2.0'."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(checker, instance) -> bool:
+    """A finite int or float (not a bool): NaN and ±inf (YAML ``.nan``, ``.inf``) are not numbers here."""
+    if isinstance(instance, bool) or not isinstance(instance, (int, float)):
+        return False
+    return not isinstance(instance, float) or math.isfinite(instance)
+
+
+_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+    {"integer": _is_integer, "number": _is_number}
+)
+_Validator = _with_defaults(
+    jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TYPES)
+)
 
 
 def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:

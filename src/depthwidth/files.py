@@ -4,11 +4,18 @@ fsynced, then renamed. A reader (or a killed run's restart) never sees half a fi
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
+
+log = logging.getLogger("depthwidth.files")
+
+#: ``.<name>.partial-<pid>``: a write in progress (or of a killed process) of ``<name>``
+_PARTIAL = re.compile(r"^\.(?P<name>.+)\.partial-(?P<pid>[0-9]+)$")
 
 
 def partial_name(dest: str | Path) -> Path:
@@ -17,11 +24,61 @@ def partial_name(dest: str | Path) -> Path:
     return dest.with_name(f".{dest.name}.partial-{os.getpid()}")
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (one of another user counts as alive)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_partials(folder: str | Path, name: str | None = None) -> list[Path]:
+    """Remove the partial files and folders (``.<name>.partial-<pid>``) in ``folder`` whose process is not
+    alive: what a write killed by SIGKILL, a full disk or a crash leaves behind. With ``name``, only the
+    partials of that one output. Returns what was removed (and logs each).
+
+    Call it only on a folder (or a name) that no job on another machine writes to at the same time: a pid
+    is checked on this machine only. A job's own output folder, or the partials of the output a job is
+    about to write, are safe; a folder shared by the jobs of a cluster run is not.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    pattern = f".{_glob_escape(name)}.partial-*" if name is not None else ".*.partial-*"
+    removed = []
+    for p in sorted(folder.glob(pattern)):
+        m = _PARTIAL.match(p.name)
+        if not m or (name is not None and m["name"] != name) or pid_alive(int(m["pid"])):
+            continue
+        try:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+        except FileNotFoundError:  # another cleaner got there first
+            continue
+        log.info("removed %s, left by process %s, which is gone", p, m["pid"])
+        removed.append(p)
+    return removed
+
+
+def _glob_escape(name: str) -> str:
+    """``name`` with the glob characters ``*?[`` made literal."""
+    return re.sub(r"([*?[])", r"[\1]", name)
+
+
 @contextmanager
 def atomic_path(dest: str | Path):
-    """Yield a temporary path beside ``dest``; on success it is renamed to ``dest``, on error removed."""
+    """Yield a temporary path beside ``dest``; on success it is renamed to ``dest``, on error removed.
+    Partials of ``dest`` left by dead processes are removed first (only one job writes ``dest``)."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_partials(dest.parent, dest.name)
     tmp = partial_name(dest)
     try:
         yield tmp

@@ -58,7 +58,11 @@ def _records_from_frame(df: pd.DataFrame, path: Path, text_column: str, limit: i
         df = df.iloc[:limit]
     keep = [c for c in FINEWEB_COLUMNS if c in df.columns and c != text_column]
     out = df[[text_column, *keep]].rename(columns={text_column: "text"})
-    out["text"] = out["text"].astype(str)
+    # a null text is no text: read as "" (skipped by the stages), never as the string "nan" or "None"
+    nulls = out["text"].isna()
+    if nulls.any():
+        log.warning("corpus file %s: %d null texts, read as empty", path, int(nulls.sum()))
+    out["text"] = out["text"].where(~nulls, "").astype(str)
     return out.to_dict("records")
 
 

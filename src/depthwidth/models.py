@@ -323,6 +323,10 @@ def fetch_model(spec: ModelSpec, dest: str | Path, *, mirrors: list[str | Path] 
     """
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
+    # a killed or failed earlier fetch (GGUF conversion, unpacking, a full disk) leaves .<name>.partial-<pid>
+    from depthwidth.files import remove_stale_partials
+
+    remove_stale_partials(dest)
     mirrors = [Path(m) for m in mirrors]
     man: dict[str, Any] = {"spec": asdict(spec)}
     if spec.source == "local":

@@ -44,11 +44,13 @@ def machine() -> dict:
 
 
 def _expand(paths: list[str | Path]) -> list[Path]:
-    """Files of ``paths``, each folder replaced by the files under it (sorted, hidden files skipped)."""
+    """Files of ``paths``, each folder replaced by the files under it (sorted; hidden files and everything
+    under hidden folders skipped, such as a killed conversion's ``.hf.partial-<pid>/``)."""
     out = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(f for f in sorted(p.rglob("*")) if f.is_file() and not f.name.startswith("."))
+            out.extend(f for f in sorted(p.rglob("*"))
+                       if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts))
         else:
             out.append(p)
     return out

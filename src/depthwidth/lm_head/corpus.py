@@ -9,6 +9,7 @@ file) or hub (a hub dataset, streamed: only what is needed is read).
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -19,16 +20,34 @@ from depthwidth.files import atomic_write_parquet
 log = logging.getLogger("depthwidth.lm_head")
 
 
-def join_texts(texts: Iterable[str], n_texts: int, join_words: int = 0) -> list[str]:
+def _is_null(t) -> bool:
+    """None, NaN or pandas' NA: a missing text (never to be scored as the string "nan")."""
+    if t is None:
+        return True
+    try:
+        return bool(pd.isna(t))
+    except (TypeError, ValueError):  # a list or array is not a scalar null
+        return False
+
+
+def join_texts(texts: Iterable, n_texts: int, join_words: int = 0, dropped: Counter | None = None) -> list[str]:
     """The first ``n_texts`` non-empty texts; with ``join_words`` > 0, consecutive non-empty texts are
     joined (with a space) until a chunk has at least that many whitespace-separated words. The paper
-    built its wikitext-103 and bookcorpus samples this way (one line per row, joined to max_tokens/2 words)."""
+    built its wikitext-103 and bookcorpus samples this way (one line per row, joined to max_tokens/2 words).
+
+    Null texts (None, NaN) and empty or whitespace-only ones are dropped, counted in ``dropped`` under
+    "null" and "empty" when it is given."""
     out: list[str] = []
     cur: list[str] = []
     words = 0
+    dropped = Counter() if dropped is None else dropped
     for t in texts:
+        if _is_null(t):
+            dropped["null"] += 1
+            continue
         t = str(t)
         if not t.strip():
+            dropped["empty"] += 1
             continue  # blank lines (wikitext) have no tokens to score
         if join_words <= 0:
             out.append(t)
@@ -87,11 +106,34 @@ def corpus_texts(spec: dict, n_texts: int, *, input_paths: list[str] | None = No
 
     Empty and whitespace-only texts are skipped; ``join_words`` joins short rows (see ``join_texts``).
     """
-    texts = join_texts(iter_texts(spec, input_paths, name), n_texts, spec["join_words"])
+    dropped: Counter = Counter()
+    texts = join_texts(iter_texts(spec, input_paths, name), n_texts, spec["join_words"], dropped)
+    if dropped:
+        log.info("corpus %s: dropped %d null and %d empty or whitespace-only texts", name, dropped["null"],
+                 dropped["empty"])
+    if not texts:
+        from depthwidth.fineweb import CorpusError
+
+        raise CorpusError(
+            f"corpus '{name}' has no usable text: {dropped['null']} null and {dropped['empty']} empty or "
+            f"whitespace-only texts, nothing else ({_where(spec)}). A loss over 0 tokens is not a result.\n"
+            f"Fix: point lm_head corpus '{name}' at a file or dataset with text (check its text_column, "
+            f"'{spec['text_column']}'), or remove the corpus from the config."
+        )
     if len(texts) < n_texts:
         log.warning("corpus %s gives %d texts, fewer than lm_head.loss.n_texts = %d; using all of them",
                     name, len(texts), n_texts)
     return texts
+
+
+def _where(spec: dict) -> str:
+    """Where a corpus's texts come from, for messages."""
+    src = spec["source"]
+    if src in ("raw", "local"):
+        return f"source {src}, path {spec.get('path')}"
+    if src == "hub":
+        return f"source hub, dataset {spec.get('dataset')}, split {spec.get('split')}"
+    return "source fineweb, the hidden_states corpus shards"
 
 
 def lm_head_corpus(spec: dict, n_texts: int, input_paths: list[str], name: str, output: str | Path,

@@ -22,6 +22,10 @@ from depthwidth.files import atomic_write_csv, atomic_write_json
 log = logging.getLogger("depthwidth.lm_head")
 
 
+class LossError(RuntimeError):
+    """A loss cannot be measured (no token to score); the message names the corpus and the fix."""
+
+
 def token_nll(model, tokenizer, texts: Iterable[str], max_tokens: int = 2048, device: str = "cpu",
               on_doc=None) -> list[tuple[int, float]]:
     """Next-token loss of each text, as (tokens predicted, summed NLL in nats).
@@ -86,6 +90,20 @@ def corpus_loss(model, tokenizer, texts: list[str], *, max_tokens: int, checkpoi
     return out.sort_values("text_index").reset_index(drop=True)
 
 
+def require_tokens(per_text: pd.DataFrame, corpus: str, model: str, corpus_path: str | Path) -> int:
+    """The tokens scored in ``per_text`` (``corpus_loss``'s frame); ``LossError`` naming the corpus and the
+    fix when there are none: a loss of 0.0 nats over 0 tokens is not a result."""
+    tokens = int(per_text["tokens"].sum())
+    if tokens == 0:
+        raise LossError(
+            f"corpus '{corpus}' gives {model} no token to score: its {len(per_text)} texts in {corpus_path} are "
+            "at most one token each after tokenization, so the loss would be 0.0 nats over 0 tokens.\n"
+            f"Fix: give lm_head corpus '{corpus}' texts with words in them (check its source and text_column), "
+            "or remove it from lm_head.loss.corpora."
+        )
+    return tokens
+
+
 def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *, max_tokens: int, dtype: str,
                  checkpoint_every: int, texts_path: str | Path, summary_path: str | Path,
                  logger: logging.Logger | None = None) -> dict:
@@ -123,9 +141,13 @@ def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *,
             stale.unlink()
     per_text = corpus_loss(lm.model, lm.tokenizer, texts, max_tokens=limit, checkpoint=str(checkpoint),
                            every=checkpoint_every, device=device, logger=logger)
+    try:
+        tokens = require_tokens(per_text, corpus, lm.info.name, corpus_path)
+    except LossError:
+        checkpoint.unlink(missing_ok=True)
+        raise
     atomic_write_csv(texts_path, per_text)
     checkpoint.unlink(missing_ok=True)
-    tokens = int(per_text["tokens"].sum())
     summary = {"model": lm.info.name, "family": lm.info.family, "width": lm.info.width,
                "n_layers": lm.info.n_layers, "corpus": corpus, "n_texts": len(per_text), "tokens": tokens,
                "loss_nats": float(per_text["nll_nats"].sum() / max(tokens, 1)), "max_tokens": limit,

@@ -34,24 +34,32 @@ FIT_COLUMNS = ["tokenizer", "family", "corpus", "n_docs", "n_tokens", "n_distinc
                "rank_max", "n_ranks", "alpha", "alpha_err", "weak_alpha_m", "alpha_lower", "alpha_upper", "log_c"]
 
 
-def _nonblank(texts: Iterable) -> Iterator[str]:
+def _nonblank(texts: Iterable, dropped: Counter | None = None) -> Iterator[str]:
+    """The texts that are strings with a non-blank character; the others are counted in ``dropped``
+    ("null" for None/NaN and other non-strings, "empty" for empty and whitespace-only strings)."""
+    dropped = Counter() if dropped is None else dropped
     for t in texts:
-        if isinstance(t, str) and t.strip():
+        if not isinstance(t, str):
+            dropped["null"] += 1
+        elif not t.strip():
+            dropped["empty"] += 1
+        else:
             yield t
 
 
 def count_tokens(encode: Callable[[list[str]], list[list[int]]], texts: Iterable, min_tokens: int,
-                 batch_docs: int = BATCH_DOCS) -> tuple[Counter, dict]:
+                 batch_docs: int = BATCH_DOCS, dropped: Counter | None = None) -> tuple[Counter, dict]:
     """Counts of token ids over the first ≥ ``min_tokens`` tokens of ``texts`` (in order).
 
     ``encode(batch)`` maps a list of texts to their token ids (no special tokens). Empty, non-string and
     whitespace-only texts are skipped, and so are texts that give no token; the text during which the
-    running total reaches ``min_tokens`` is counted whole, and nothing after it. Returns (counts, facts):
+    running total reaches ``min_tokens`` is counted whole, and nothing after it (skipped texts are counted
+    in ``dropped`` when it is given, see ``_nonblank``). Returns (counts, facts):
     ``n_tokens`` (≥ ``min_tokens`` unless the corpus ran out: ``exhausted``), ``n_docs`` counted.
     """
     counts: Counter = Counter()
     total = n_docs = 0
-    docs = _nonblank(texts)
+    docs = _nonblank(texts, dropped)
     while total < min_tokens:
         batch = list(islice(docs, batch_docs))
         if not batch:
@@ -125,7 +133,19 @@ def lm_head_token_counts(model_dir: str | Path, spec: dict, input_paths: list[st
     def encode(batch: list[str]) -> list[list[int]]:
         return tok(batch, add_special_tokens=False)["input_ids"]
 
-    counts, facts = count_tokens(encode, iter_texts(spec, input_paths, corpus), min_tokens)
+    dropped: Counter = Counter()
+    counts, facts = count_tokens(encode, iter_texts(spec, input_paths, corpus), min_tokens, dropped=dropped)
+    if dropped:
+        logger.info("corpus %s: skipped %d null and %d empty or whitespace-only documents", corpus,
+                    dropped["null"], dropped["empty"])
+    if facts["n_tokens"] == 0:
+        from depthwidth.fineweb import CorpusError
+
+        raise CorpusError(
+            f"corpus '{corpus}' gives the {model.name} tokenizer no token: every document is null, empty or "
+            "whitespace-only, so there is no frequency to fit.\nFix: point lm_head.token_frequencies.corpora."
+            f"{corpus} at text (check its source and text_column, '{spec['text_column']}'), or remove it."
+        )
     if facts["exhausted"]:
         logger.warning("corpus %s ran out after %d tokens (%d documents), fewer than min_tokens = %d: all of "
                        "it is counted", corpus, facts["n_tokens"], facts["n_docs"], min_tokens)
