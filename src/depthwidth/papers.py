@@ -26,3 +26,10 @@ ALPHA_L_CHINCHILLA = PaperValue(1.2, 0.3, "depth paper, decomposed Chinchilla fi
 # Superposition paper: loss vs width of real LLMs, and the toy model's regimes.
 ALPHA_M_LLM = PaperValue(0.91, 0.04, "superposition paper, LLM loss vs width")
 ALPHA_M_STRONG = PaperValue(1.0, None, "superposition paper, strong regime: loss ∝ 1/m")
+# Depth paper, Fig. 6 (github liuyz0/DepthScaling causal-trace/): causal tracing of one fact in six Pythias
+# (float16, one noise draw of 3σ); only Pythia-12B knows it. Its prompt, subject and model are kept here too.
+CAUSAL_TRACE_SENTENCE = "The space needle is in downtown Seattle"
+CAUSAL_TRACE_SUBJECT = "space needle"
+CAUSAL_TRACE_MODEL_ID = "EleutherAI/pythia-12b"
+CAUSAL_TRACE_P_CLEAN = PaperValue(0.36, None, "depth paper, Fig. 6: Pythia-12B, p(Seattle) clean")
+CAUSAL_TRACE_P_CORRUPT = PaperValue(0.012, None, "depth paper, Fig. 6: Pythia-12B, p(Seattle) with the subject corrupted")
