@@ -71,6 +71,7 @@ def test_restorations_recover_p_clean(tok, family):
             (0, [(0, j) for j in range(s, T)])]  # block 0 at every position the noise reaches
     p = tr.probs(rows, batch_rows=2)
     assert abs(p[0] / tr.p_clean - 1) > 1e-4  # the noise changes the prediction (by 10× the tolerance below)
+    np.testing.assert_allclose(p[:2], tr.p_corrupt, rtol=1e-5)  # every block from storage = the corrupted run
     np.testing.assert_allclose(p[2:], tr.p_clean, rtol=1e-5, atol=1e-7)
 
 

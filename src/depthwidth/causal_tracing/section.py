@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import papers
-from depthwidth.causal_tracing.tables import depth, pairs_table, peak_table, read_jobs
+from depthwidth.causal_tracing.tables import pairs_table, peak_table, read_jobs
 from depthwidth.files import atomic_write_csv
 from depthwidth.report.html import Figures, headline_row, table_html, write_section
 

@@ -20,8 +20,10 @@ For a fact (prompt, subject, target), with ``T`` tokens and ``L`` blocks:
 
 Each of the ``noise_samples`` draws (from ``seed``) is used for the corrupted run and all ``L T``
 restorations, as the paper's script uses its one draw for every run; probabilities are averaged over
-the draws. All restorations of a draw go through the model in batches of ``batch_rows`` sequences
-(one forward per batch), which changes speed, not results.
+the draws. The restorations at one layer (all positions, all draws) go through the model as one batch
+(split at ``batch_rows`` sequences, which changes speed, not results). A restoration at block ℓ leaves
+blocks 0 … ℓ−1 as in the corrupted run, so their stored corrupted outputs stand in for them and only
+blocks ℓ … L−1 run: about half the arithmetic of running every block.
 """
 
 from __future__ import annotations
@@ -185,7 +187,12 @@ class Tracer:
         dim = parts.embed.weight.shape[1]
         # (samples, subject tokens, embedding dim), drawn in float32 on the CPU: the same on any device
         self.noise = (torch.randn(noise_samples, e - s, dim, generator=gen) * self.noise_std).to(device, dtype)
+        self.tails: list = [None] * parts.n_layers  # what each block returns besides its output (use_cache off)
         self.clean, self.p_clean = self._clean_run()
+        # A restoration at block ℓ leaves blocks < ℓ as in the plain corrupted run: their outputs are kept
+        # per draw and reused, so a batch restoring at ℓ or later runs only blocks ℓ … L−1.
+        self.corrupted: list[torch.Tensor] = []
+        self.p_corrupt = self._batch([(k, []) for k in range(noise_samples)], capture=True)
 
     @torch.no_grad()
     def _clean_run(self) -> tuple[list[torch.Tensor], float]:
@@ -194,6 +201,7 @@ class Tracer:
         def save(layer):
             def hook(_mod, _inp, out):
                 states[layer] = _hidden(out)[0].detach().clone()
+                self.tails[layer] = out[1:] if isinstance(out, tuple) else None
             return hook
 
         handles = [b.register_forward_hook(save(i)) for i, b in enumerate(self.parts.blocks)]
@@ -222,9 +230,22 @@ class Tracer:
             out.append(self._batch(rows[lo:lo + batch_rows]))
         return np.concatenate(out) if out else np.zeros(0)
 
-    def _batch(self, rows) -> np.ndarray:
+    def _skippable(self) -> bool:
+        """Blocks can be replaced by stored outputs when they return nothing batch-shaped besides their output."""
+        return all(t is None or not any(isinstance(x, torch.Tensor) for x in t) for t in self.tails)
+
+    def _stored(self, layer: int, samples: torch.Tensor):
+        """A stand-in for block ``layer``'s forward: its stored corrupted output for each row's draw."""
+        h, tail = self.corrupted[layer][samples], self.tails[layer]
+        return lambda *args, **kwargs: h if tail is None else (h, *tail)
+
+    @torch.no_grad()
+    def _batch(self, rows, capture: bool = False) -> np.ndarray:
         s, e = self.loc.subject
-        noise = self.noise[torch.tensor([r[0] for r in rows])]
+        samples = torch.tensor([r[0] for r in rows])
+        noise = self.noise[samples]
+        L = self.parts.n_layers
+        first = 0 if capture or not self._skippable() else min(min((l for l, _ in r[1]), default=L) for r in rows)
         by_layer: dict[int, tuple[list[int], list[int]]] = {}
         for r, (_, restore) in enumerate(rows):
             for layer, pos in restore:
@@ -243,15 +264,24 @@ class Tracer:
                 return _replace(out, h)
             return hook
 
+        def save(_mod, _inp, out):
+            self.corrupted.append(_hidden(out).detach().clone())
+
         handles = [self.parts.embed.register_forward_hook(corrupt)]
         for layer, (r_idx, p_idx) in by_layer.items():
             rt, pt = (torch.tensor(x, device=self.device) for x in (r_idx, p_idx))
             handles.append(self.parts.blocks[layer].register_forward_hook(restore(layer, rt, pt)))
+        if capture:
+            handles += [b.register_forward_hook(save) for b in self.parts.blocks]
+        for layer in range(first):
+            self.parts.blocks[layer].forward = self._stored(layer, samples)
         try:
             p = self._probs(self.ids.expand(len(rows), -1))
         finally:
             for h in handles:
                 h.remove()
+            for layer in range(first):
+                del self.parts.blocks[layer].forward
         return p.double().cpu().numpy()
 
 
@@ -281,16 +311,12 @@ def trace(model: nn.Module, tokenizer, fact: Fact, *, model_name: str, noise_sam
     # Positions before the subject carry no noise and positions after the prediction cannot reach it (causal
     # mask): restoring them leaves p_corrupt, so only the positions in between are run.
     first, last = located.subject[0], located.predict
-    grid = [(layer, pos) for layer in range(L) for pos in range(first, last + 1)]
-    matrix = np.zeros((L, T))
-    p_corrupt = []
-    for sample in range(noise_samples):
-        rows = [(sample, [])] + [(sample, [cell]) for cell in grid]
-        p = tracer.probs(rows, batch_rows)
-        p_corrupt.append(float(p[0]))
-        block = np.full((L, T), p[0])
-        block[:, first:last + 1] = p[1:].reshape(L, last + 1 - first)
-        matrix += block / noise_samples
+    p_corrupt = [float(p) for p in tracer.p_corrupt]
+    matrix = np.full((noise_samples, L, T), np.array(p_corrupt)[:, None, None])
+    for layer in range(L):  # one batch (or several of batch_rows) per layer: blocks below it are not run
+        rows = [(k, [(layer, pos)]) for k in range(noise_samples) for pos in range(first, last + 1)]
+        matrix[:, layer, first:last + 1] = tracer.probs(rows, batch_rows).reshape(noise_samples, -1)
+    matrix = matrix.mean(axis=0)
     seconds = time.monotonic() - t0
     summary = {
         "model": model_name, "fact": fact.name, "prompt": fact.prompt, "subject": fact.subject,
@@ -301,7 +327,7 @@ def trace(model: nn.Module, tokenizer, fact: Fact, *, model_name: str, noise_sam
         "p_corrupt_samples": p_corrupt, "noise_samples": noise_samples, "seed": seed,
         "noise_sigmas": noise_sigmas, "embedding_sigma": tracer.sigma, "noise_std": tracer.noise_std,
         "dtype": str(p0.dtype).removeprefix("torch."), "device": str(p0.device),
-        "architecture": type(model).__name__, "forward_rows": noise_samples * (len(grid) + 1),
+        "architecture": type(model).__name__, "forward_rows": noise_samples * (L * (last + 1 - first) + 1),
         "seconds": round(seconds, 3),
     }
     log.info("%s / %s: p_clean %.4f, p_corrupt %.4f, %d x %d restorations x %d draws in %.1f s",
