@@ -154,3 +154,13 @@ def test_rules_end_to_end_on_a_tiny_local_model(tmp_path, tok):
     assert (work / "results/causal_tracing/figures/trace_tiny-neox.png").is_file()
     html = (work / "results/causal_tracing/section.html").read_text()
     assert "figures/trace_tiny-neox.png" in html and "peak_depth" in html
+
+
+def test_headline_rows_only_for_the_papers_pair():
+    from depthwidth.causal_tracing.section import headline
+
+    s = {"model": "pythia-12b", "model_id": "EleutherAI/pythia-12b", "text": "The space needle is in downtown Seattle",
+         "p_clean": 0.3607, "p_corrupt": 0.0116, "noise_samples": 1}
+    rows = headline([(s, None), ({**s, "model_id": "EleutherAI/pythia-1b"}, None)])
+    assert [r["quantity"] for r in rows] == ["causal tracing p_clean, pythia-12b", "causal tracing p_corrupt, pythia-12b"]
+    assert rows[0]["paper"] == "0.36" and rows[0]["agree"] is True and rows[1]["agree"] is None

@@ -82,8 +82,9 @@ def prose(pairs: pd.DataFrame) -> str:
         "<p>Causal tracing (Meng et al. 2022) as the depth paper's script runs it: noise of "
         f"{s['noise_sigmas']:g}σ per coordinate (σ: the standard deviation of the input-embedding entries) on the "
         "subject's embeddings, then, for every block ℓ and token j, one run in which block ℓ's clean output at j "
-        "alone is restored. In the paper only Pythia-12B knows its fact, and its map shows the answer recovered "
-        "from the subject's last token in the middle blocks and from the last token in the late ones. "
+        f"alone is restored. In the paper only Pythia-12B knows its fact (p_clean {papers.CAUSAL_TRACE_P_CLEAN.value:g} "
+        f"vs p_corrupt {papers.CAUSAL_TRACE_P_CORRUPT.value:g}); for the smaller Pythias p_clean ≈ p_corrupt and "
+        "their maps mean nothing, which is why maps are drawn here only where the model knows the fact. "
         f"Here: {pairs['model'].nunique()} model(s) × {pairs['fact'].nunique()} fact(s), "
         f"{int(s['noise_samples'])} noise draw(s) per pair, {s['dtype']} on {s['device']}.</p>"
     )
