@@ -6,10 +6,6 @@ if causal_tracing_pipeline.enabled(config):
     causal_tracing_pipeline.check(config)
 
 
-def causal_tracing_trace_params(wildcards):
-    return causal_tracing_pipeline.trace_params(config, wildcards.fact)
-
-
 rule causal_tracing_trace:
     input:
         model="data/models/{model}/manifest.json",
@@ -31,7 +27,7 @@ rule causal_tracing_trace:
         # a speed setting, not a param: editing it reruns nothing
         batch_rows=causal_tracing_pipeline.batch_rows(config),
     params:
-        trace=causal_tracing_trace_params,
+        trace=causal_tracing_pipeline.trace_params_of(config),
     script:
         "../scripts/causal_tracing_trace.py"
 

@@ -68,6 +68,15 @@ def trace_params(config: dict, fact_name: str) -> dict:
     return result_params({**{k: section(config)[k] for k in TRACE_KEYS}, "fact": fact(config, fact_name)})
 
 
+def trace_params_of(config: dict):
+    """The params function of rule causal_tracing_trace: wildcards → ``trace_params`` of that fact."""
+
+    def params(wildcards) -> dict:
+        return trace_params(config, wildcards.fact)
+
+    return params
+
+
 def batch_rows(config: dict) -> int:
     """Sequences per forward pass: a speed setting, passed as a resource so that editing it reruns nothing."""
     return int(section(config)["batch_rows"]) if enabled(config) else 1
