@@ -21,6 +21,7 @@ include: "rules/chinchilla.smk"
 include: "rules/superposition.smk"
 include: "rules/depth_toy.smk"
 include: "rules/hidden_states.smk"
+include: "rules/causal_tracing.smk"
 include: "rules/lm_head.smk"
 include: "rules/report.smk"
 

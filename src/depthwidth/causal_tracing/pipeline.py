@@ -1,0 +1,105 @@
+"""Glue between the ``causal_tracing:`` config section and its rules: job list, paths and params.
+
+One job per (model, fact): ``results/causal_tracing/{model}/{fact}.json`` (summary) and ``.npy`` (the
+L × T restored-probability matrix). Adding a fact or a model adds jobs and reruns nothing else; editing a
+fact reruns that fact's jobs only (its params are the fact alone). ``batch_rows`` changes speed, not
+results: it reaches the jobs as a resource.
+"""
+
+from __future__ import annotations
+
+from depthwidth.config import ConfigError, result_params
+
+STAGE = "causal_tracing"
+RESULTS = "results/causal_tracing"
+SPEED_KEYS = ("batch_rows",)
+# keys of the section that change every job's result (the fact is added per job)
+TRACE_KEYS = ("noise_samples", "seed", "noise_sigmas", "device", "dtype")
+
+
+def section(config: dict) -> dict:
+    """The stage's config section ({} when the config has none)."""
+    return config.get(STAGE) or {}
+
+
+def enabled(config: dict) -> bool:
+    return STAGE in config["stages"]
+
+
+def check(config: dict) -> None:
+    """Errors the schema cannot express, raised before any job starts: unknown models, duplicate fact names."""
+    cfg = section(config)
+    known = config.get("models") or {}
+    unknown = [m for m in cfg["models"] if m not in known]
+    if unknown:
+        raise ConfigError(
+            f"config key 'causal_tracing.models' names {', '.join(map(repr, unknown))}, which is not in the models "
+            f"section (known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it.")
+    from depthwidth.models import ENCODER_FAMILIES
+
+    encoders = [m for m in cfg["models"] if known[m].get("family") in ENCODER_FAMILIES]
+    if encoders:
+        raise ConfigError(
+            f"config key 'causal_tracing.models': {', '.join(map(repr, encoders))} is encoder-only (family "
+            f"{', '.join(ENCODER_FAMILIES)}); causal tracing reads a next-token probability and needs a decoder. "
+            "Fix: remove it from causal_tracing.models.")
+    names = [f["name"] for f in cfg["facts"]]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"config key 'causal_tracing.facts': names {dup} are used twice; each fact needs its own name")
+
+
+def models(config: dict) -> list[str]:
+    return list(section(config)["models"]) if enabled(config) else []
+
+
+def facts(config: dict) -> list[str]:
+    return [f["name"] for f in section(config)["facts"]] if enabled(config) else []
+
+
+def fact(config: dict, name: str) -> dict:
+    """One fact as the trace needs it: name, prompt, subject, target (None: the prompt's last word)."""
+    f = next(f for f in section(config)["facts"] if f["name"] == name)
+    return {"name": f["name"], "prompt": f["prompt"], "subject": f["subject"], "target": f["target"]}
+
+
+def trace_params(config: dict, fact_name: str) -> dict:
+    """The params of one trace job: the settings that change results, and the fact."""
+    return result_params({**{k: section(config)[k] for k in TRACE_KEYS}, "fact": fact(config, fact_name)})
+
+
+def trace_params_of(config: dict):
+    """The params function of rule causal_tracing_trace: wildcards → ``trace_params`` of that fact."""
+
+    def params(wildcards) -> dict:
+        return trace_params(config, wildcards.fact)
+
+    return params
+
+
+def batch_rows(config: dict) -> int:
+    """Sequences per forward pass: a speed setting, passed as a resource so that editing it reruns nothing."""
+    return int(section(config)["batch_rows"]) if enabled(config) else 1
+
+
+def gpus(config: dict) -> int:
+    return int(section(config)["gpu"]["gpus"]) if enabled(config) else 0
+
+
+def resource(config: dict, key: str) -> int:
+    """mem_mb or runtime (minutes) of a trace job."""
+    return int(section(config)["gpu"][key]) if enabled(config) else 100
+
+
+def job_files(model: str = "{model}", fact_name: str = "{fact}") -> dict[str, str]:
+    return {"summary": f"{RESULTS}/{model}/{fact_name}.json", "matrix": f"{RESULTS}/{model}/{fact_name}.npy"}
+
+
+def section_inputs(config: dict) -> dict[str, list[str]]:
+    """Every job's summary and matrix, model-major, in config order."""
+    jobs = [job_files(m, f) for m in models(config) for f in facts(config)]
+    return {"summaries": [j["summary"] for j in jobs], "matrices": [j["matrix"] for j in jobs]}
+
+
+def min_p_clean(config: dict) -> float:
+    return float(section(config)["min_p_clean"]) if enabled(config) else 0.0
