@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from depthwidth.config import ConfigError, config_hash, deep_merge, validate_config
+from depthwidth.config import ConfigError, config_hash, deep_merge, result_params, validate_config
 
 
 @pytest.fixture()
@@ -58,3 +58,11 @@ def test_defaults_filled_and_hash_tracks_values(config):
     assert config["chinchilla"]["fit"]["n_starts"] == 8  # schema default
     config["chinchilla"]["fit"]["n_starts"] = 9
     assert config_hash(config) != h0
+
+
+def test_result_params_sorts_keys_and_drops_speed_keys():
+    params = result_params({"steps": 10, "batch_tokens": 4096, "lr": 0.1, "checkpoint_every": 5},
+                           speed_keys=("batch_tokens", "checkpoint_every"))
+    assert params == {"lr": 0.1, "steps": 10}
+    assert list(params) == ["lr", "steps"]
+    assert list(result_params({"b": 1, "a": 2})) == ["a", "b"]

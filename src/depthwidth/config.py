@@ -9,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
-
 import jsonschema
 import yaml
 
@@ -101,11 +99,9 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def subtree(config: dict, *keys: str) -> Any:
-    """``config[k1][k2]...`` with an error naming the missing key."""
-    node = config
-    for i, k in enumerate(keys):
-        if not isinstance(node, dict) or k not in node:
-            raise ConfigError(f"config key '{'.'.join(keys[: i + 1])}' is missing")
-        node = node[k]
-    return node
+def result_params(subtree: dict, speed_keys=()) -> dict:
+    """The settings of ``subtree`` that change results, as rule params: keys sorted, ``speed_keys``
+    (checkpoint interval, batch sizes and other speed knobs) left out, so editing one of those reruns
+    nothing. The one place where a rule's params drop settings that do not change results."""
+    speed = set(speed_keys)
+    return {k: subtree[k] for k in sorted(subtree) if k not in speed}
