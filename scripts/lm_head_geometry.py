@@ -9,7 +9,7 @@ import torch
 
 from depthwidth.lm_head import geometry, head_from_checkpoint, lm_head_matrix, produced_token_mask
 from depthwidth.logs import setup_logging
-from depthwidth.models import config_shape, load_model, read_spec
+from depthwidth.models.load import config_shape, load_model, read_spec
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])

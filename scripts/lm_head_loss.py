@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from depthwidth.fetch import sha256_file
+from depthwidth.download.fetch import sha256_file
 from depthwidth.lm_head import corpus_loss
 from depthwidth.logs import setup_logging
-from depthwidth.models import load_model
+from depthwidth.models.load import load_model
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])

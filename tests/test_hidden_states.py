@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from depthwidth.fineweb import read_corpus
+from depthwidth.download.fineweb import read_corpus
 from depthwidth.hidden_states import extract as ex
 from depthwidth.hidden_states.extract import extract, load_token_metrics, make_batches, pad_batch
 from depthwidth.hidden_states.metrics import batch_metrics, find_parts
@@ -242,3 +242,4 @@ def test_bfloat16_extraction_agrees_with_float32(tmp_path, tok, texts):
     assert float(rel) < 0.01
     lens = (a["loss_logit_lens"] - b["loss_logit_lens"]).abs().mean() / a["loss_logit_lens"].abs().mean()
     assert float(lens) < 0.02
+

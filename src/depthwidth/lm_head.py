@@ -390,7 +390,7 @@ def corpus_texts(spec: dict, n_texts: int, *, input_paths: list[str] | None = No
     is the file (parquet, JSON or JSONL); hub: streamed with ``datasets`` (only what is needed is read).
     Empty and whitespace-only texts are skipped; ``join_words`` joins short rows (see ``join_texts``).
     """
-    from depthwidth.fineweb import CorpusError, read_corpus, read_shards
+    from depthwidth.download.fineweb import CorpusError, read_corpus, read_shards
 
     col = spec.get("text_column", "text")
     join = int(spec.get("join_words", 0))
@@ -410,7 +410,7 @@ def corpus_texts(spec: dict, n_texts: int, *, input_paths: list[str] | None = No
 
 
 def _hub_texts(spec: dict, n_texts: int, join_words: int, name: str) -> list[str]:
-    from depthwidth.fineweb import CorpusError
+    from depthwidth.download.fineweb import CorpusError
 
     col = spec.get("text_column", "text")
     try:
@@ -480,8 +480,8 @@ def check_config(config: dict) -> None:
     workflow is parsed (before any job): model names must be in ``models:`` with a valid spec, each
     corpus must have the keys its source needs, and a ``raw`` path must be pinned in the manifest."""
     from depthwidth.config import ConfigError
-    from depthwidth.fetch import load_manifest
-    from depthwidth.models import ModelError, model_spec
+    from depthwidth.download.fetch import load_manifest
+    from depthwidth.models.load import ModelError, model_spec
 
     sec = config["lm_head"]
     known = config.get("models") or {}

@@ -26,3 +26,5 @@ ALPHA_L_CHINCHILLA = PaperValue(1.2, 0.3, "depth paper, decomposed Chinchilla fi
 # Superposition paper: loss vs width of real LLMs, and the toy model's regimes.
 ALPHA_M_LLM = PaperValue(0.91, 0.04, "superposition paper, LLM loss vs width")
 ALPHA_M_STRONG = PaperValue(1.0, None, "superposition paper, strong regime: loss ∝ 1/m")
+# Depth paper: LLM hidden states on FineWeb (Pythia), the share of tokens whose angle profile is smooth.
+SMOOTH_BULK_PERCENT = PaperValue(99.6, None, "depth paper, Pythia hidden states on FineWeb: tokens in the smooth bulk (%)")

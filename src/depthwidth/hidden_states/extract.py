@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from pathlib import Path
@@ -25,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
+
+from depthwidth.files import atomic_write
 
 from .metrics import LOSSES, batch_metrics, find_parts, loss_layers
 
@@ -84,11 +85,10 @@ def pad_batch(seqs: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, tor
     return ids, mask
 
 
-def _atomic_save(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
-    save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp), metadata=metadata)
-    os.replace(tmp, path)
+def save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None) -> None:
+    """A safetensors file, written atomically (``depthwidth.files``)."""
+    atomic_write(path, lambda p: save_file({k: v.contiguous() for k, v in tensors.items()}, str(p),
+                                           metadata=metadata))
 
 
 def _cat(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -119,7 +119,7 @@ class _Parts:
         return done
 
     def save(self, first: int, last: int, chunks: list[dict[str, torch.Tensor]]) -> None:
-        _atomic_save(_cat(chunks), self.dir / f"part-{first:06d}-{last:06d}.safetensors")
+        save_tensors(_cat(chunks), self.dir / f"part-{first:06d}-{last:06d}.safetensors")
 
     def load_all(self) -> list[dict[str, torch.Tensor]]:
         return [load_file(str(p)) for p in sorted(self.dir.glob("part-*.safetensors"))]
@@ -186,7 +186,7 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
             k = res["raw_hidden"].shape[0]
             raw = {"raw_hidden": res["raw_hidden"].cpu(), "raw_doc_index": rec["doc_index"][:k],
                    "raw_position": rec["position"][:k]}
-            _atomic_save(raw, parts.dir / "raw.safetensors")
+            save_tensors(raw, parts.dir / "raw.safetensors")
         pending.append(rec)
         first = bi if first is None else first
         n_new += rec["position"].shape[0]
@@ -220,11 +220,33 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
                "seconds_this_run": round(seconds, 3), "tokens_per_s_this_run": n_new / max(seconds, 1e-9),
                "peak_gpu_gib": peak_gib, "architecture": type(model).__name__}
     meta = {"summary": json.dumps(summary), "token_strings": json.dumps(token_strings)}
-    _atomic_save(data, out, metadata=meta)
+    save_tensors(data, out, metadata=meta)
     shutil.rmtree(parts.dir, ignore_errors=True)
     log.info("%s: wrote %s (%d tokens, %.1f s, %.0f tokens/s)", model_name, out, summary["n_tokens"], seconds,
              summary["tokens_per_s_this_run"])
     return summary
+
+
+def hidden_states_extract(shards: list[str | Path], model_manifest: str | Path, out: str | Path, *,
+                          model_name: str, params: dict, speed: dict, threads: int = 1) -> dict:
+    """Rule ``hidden_states_extract``: the first ``params["n_docs"]`` documents of the FineWeb shards
+    through the fetched model (``data/models/<name>/manifest.json``) into the per-token file ``out``.
+
+    ``params``: the settings that change the metrics (``depthwidth.hidden_states.pipeline.extract_params``);
+    ``speed``: batch sizes, decoding chunk and checkpoint interval (``pipeline.speed_params``).
+    """
+    from depthwidth.download.fineweb import read_shards
+    from depthwidth.models.load import load_model
+
+    torch.set_num_threads(max(1, threads))
+    docs = read_shards(list(shards), limit=params["n_docs"])
+    loaded = load_model(Path(model_manifest).parent)
+    return extract(loaded.model, loaded.tokenizer, docs["text"].tolist(), docs["doc_index"].tolist(), out,
+                   model_name=model_name, max_tokens=params["max_tokens"], losses=tuple(params["losses"]),
+                   loss_stride=params["loss_stride"], device=params["device"], dtype=params["dtype"],
+                   keep_raw_tokens=params["keep_raw_tokens"], batch_tokens=speed["batch_tokens"],
+                   max_batch_docs=speed["max_batch_docs"], chunk_tokens=speed["loss_chunk_tokens"],
+                   checkpoint_every_s=speed["checkpoint_every_s"])
 
 
 def load_token_metrics(path: str | Path) -> tuple[dict[str, torch.Tensor], dict, dict[int, str]]:

@@ -1,7 +1,7 @@
 """Tiny random-weight models of each family and a small byte-level BPE tokenizer, built offline.
 
-Used by the tests (every architecture goes through extraction in seconds) and by the benchmark,
-which builds a random model with a real model's shape when no weights are at hand.
+Used by the tests (every architecture goes through extraction in seconds). The benchmark's random
+models with real models' shapes are built in ``bench/bench_hidden_states.py`` itself.
 """
 
 from __future__ import annotations
