@@ -160,6 +160,20 @@ IMPROVEMENT_CAPTION = ("Distribution over improving tokens of the relative depth
                        "completion (hierarchy).")
 
 
+def mask_note(summaries: dict[str, dict]) -> str:
+    """Which attention mask the last-block losses were computed with, and why."""
+    masks = {s.get("extraction", {}).get("last_block_mask", "causal") for s in summaries.values()}
+    if masks == {"padding_only"}:
+        return ("<p class='note'>The last-block losses shown use the paper's padding-only attention mask "
+                "(hidden_states.last_block_mask: padding_only): for l &lt; L−1 the last block then sees later "
+                "tokens, the next one included, so these are not the losses of a causal model.</p>")
+    return ("<p class='note'>The last-block losses shown are causal (each position sees only earlier tokens, as "
+            "in a model truncated to blocks 0..l−1 and the last block), because the paper's Pythia script passed "
+            "a padding-only mask, which under SDPA attention lets the last block see later tokens, the target "
+            "included, for l &lt; L−1 (hidden_states.last_block_mask: padding_only reproduces it; the README "
+            "gives how much it moves the curve).</p>")
+
+
 def models_caption(summaries: dict[str, dict], mid: list[float]) -> str:
     rule = next(iter(summaries.values()))["bulk_rule"] if summaries else {}
     return (
@@ -224,6 +238,7 @@ def render(tables: dict[str, pd.DataFrame], groups: dict[str, pd.DataFrame], sam
     parts = [INTRO,
              figures.html(angles_figure(tables, mid), "angles", ANGLES_CAPTION),
              figures.html(norm_progress_loss_figure(tables), "norm_progress_loss", LOSS_CAPTION),
+             mask_note(summaries),
              table_html(models_table(summaries), models_caption(summaries, mid)),
              figures.html(profiles_figure(samples, summaries), "angle_profiles", PROFILES_CAPTION),
              groups_html(groups)]
