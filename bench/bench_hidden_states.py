@@ -110,7 +110,7 @@ def main(argv=None):
     dev = resolve_device(a.device)
     dt = resolve_dtype(a.dtype, dev)
     if a.model:
-        from depthwidth.models import load_model
+        from depthwidth.models.load import load_model
 
         model = load_model(a.model).model
         name = Path(a.model).name

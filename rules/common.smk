@@ -1,4 +1,4 @@
-# Shared helpers: config validation, mirrors, target lists and input functions.
+# Shared helpers: config validation, target lists and input functions used by several stages.
 import re
 import sys
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 # The package holds the science; import it from the checkout when it is not installed.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from depthwidth.config import ConfigError, deep_merge, validate_config  # noqa: E402
-from depthwidth.fetch import load_manifest  # noqa: E402
+from depthwidth.config import deep_merge, validate_config  # noqa: E402
+from depthwidth.download import pipeline as download_pipeline  # noqa: E402
 from depthwidth.plan import check_plan  # noqa: E402
 from depthwidth.report import pipeline as report_pipeline  # noqa: E402
 
@@ -16,13 +16,6 @@ validate_config(config, Path(workflow.basedir) / "schemas")
 # Then count the jobs the grids imply (stop above max_jobs, naming the keys that multiply up) and check
 # that every folder made from a config name stays in the working directory, before the DAG is built.
 check_plan(config, ".")
-
-MANIFEST = load_manifest()
-
-
-wildcard_constraints:
-    # Only files pinned in src/depthwidth/manifest.yaml can be fetched.
-    raw_path="|".join(re.escape(k) for k in MANIFEST),
 
 
 def reduced_stages():
@@ -47,46 +40,11 @@ def report_sections(wildcards):
     return report_pipeline.inputs(config, workflow.rules)
 
 
-def pinned_sha256(wildcards):
-    """The pinned checksum of a fetched file: a change of pin refetches it."""
-    return MANIFEST[wildcards.raw_path]["sha256"]
-
-
-# Hidden states / FineWeb (rules/download.smk: fineweb_shards; rules/hidden_states.smk).
-from depthwidth.fineweb import mirror_covers, shard_names  # noqa: E402
-from depthwidth.hidden_states import settings as hs_settings  # noqa: E402
-
-HIDDEN_STATES = hs_settings.section(config, Path(workflow.basedir) / "schemas")
-# A model name missing from models: (a typo) stops here, naming the key, rather than later as a
-# MissingInputException about files of a model that can never exist.
-_hs_unknown = [
-    m for m in HIDDEN_STATES["models"] if m not in (config.get("models") or {})
-]
-if stage_enabled("hidden_states") and _hs_unknown:
-    raise ConfigError(
-        f"config key 'hidden_states.models' names {', '.join(map(repr, _hs_unknown))}, which is not in the "
-        f"models section (known: {', '.join(config.get('models') or {}) or 'none'}). "
-        "Fix: add it under models: or remove it."
-    )
-
-
 def fineweb_shard_paths():
-    """The parquet shards that hold the configured FineWeb documents."""
-    c = HIDDEN_STATES["corpus"]
-    return [
-        f"data/fineweb/{c['name']}/{s}"
-        for s in shard_names(c["n_docs"], c["docs_per_shard"])
-    ]
+    """The FineWeb shards (rule fineweb_shards), read by the hidden-states and LM-head stages."""
+    return download_pipeline.fineweb_shard_paths(config)
 
 
-def fineweb_shards_input(wildcards):
-    """The mirrored first documents when they cover the request, a local corpus file, or nothing (hub)."""
-    c = HIDDEN_STATES["corpus"]
-    if c["source"] == "local":
-        return {"corpus": c["local_path"]}
-    if mirror_covers(c["hub_dataset"], c["hub_config"], c["n_docs"], c["mirror_docs"]):
-        return {"mirror": f"data/raw/{c['mirror_file']}"}
-    return {}
 
 
 # Superposition toy model (rules/superposition.smk; depthwidth.superposition.pipeline).
@@ -131,29 +89,3 @@ def superposition_mem_mb(wildcards):
     return int(400 + (16 * n * int(wildcards.m) + 12 * batch * n + 8 * n * n) / 1e6)
 
 
-# Models (rules/models.smk; depthwidth.models).
-def model_spec_params(wildcards):
-    """The config entry of one model, keys sorted: editing it refetches only that model."""
-    return dict(sorted(config["models"][wildcards.model].items()))
-
-
-def hidden_states_models():
-    return list(HIDDEN_STATES["models"])
-
-
-def hidden_states_section_inputs(wildcards):
-    out = {}
-    for m in hidden_states_models():
-        for key, name in (
-            ("layers", "layer_stats.csv"),
-            ("groups", "token_groups.csv"),
-            ("sample", "token_sample.parquet"),
-            ("summary", "summary.json"),
-        ):
-            out[f"{key}_{m}"] = f"results/hidden_states/{m}/{name}"
-    return out
-
-
-def hidden_states_stats_mem(wildcards, input):
-    """Host memory of the statistics: about five times the per-token file (float64 copies, quantiles)."""
-    return max(4000, int(5 * input.size_mb))

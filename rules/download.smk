@@ -1,10 +1,16 @@
-# Inputs from the internet: checksum-pinned, mirror first, written atomically. Download rules are
-# local rules because compute nodes often have no internet.
+# Inputs from the internet: checksum-pinned, mirror first, written atomically (depthwidth.download).
+# Download rules are local rules because compute nodes often have no internet.
+from depthwidth.download import pipeline as download_pipeline  # noqa: E402
 
 
 localrules:
     fetch_file,
     fineweb_shards,
+
+
+wildcard_constraints:
+    # Only files pinned in src/depthwidth/download/manifest.yaml can be fetched.
+    raw_path=download_pipeline.raw_path_pattern(),
 
 
 rule fetch_file:
@@ -15,17 +21,19 @@ rule fetch_file:
     conda:
         "../envs/depthwidth.yaml"
     params:
-        sha256=pinned_sha256,
+        sha256=download_pipeline.pinned_sha256,
+        # where a file comes from does not change it: not a rerun trigger (data.mirrors, allow_network)
+        sources=download_pipeline.sources_params(config, workflow.basedir),
     script:
         "../scripts/fetch_file.py"
 
 
-# The first n_docs documents of the configured corpus as parquet shards (depthwidth.fineweb): from the
-# mirrored first documents of the default FineWeb stream when they cover n_docs, else streamed from the
-# hub, or from a local corpus file.
+# The first n_docs documents of the configured corpus as parquet shards (depthwidth.download.fineweb):
+# from the mirrored first documents of the default FineWeb stream when they cover n_docs, else streamed
+# from the hub, or from a local corpus file.
 rule fineweb_shards:
     input:
-        unpack(fineweb_shards_input),
+        **download_pipeline.fineweb_shards_input(config),
     output:
         fineweb_shard_paths(),
     log:
@@ -35,6 +43,6 @@ rule fineweb_shards:
     conda:
         "../envs/depthwidth.yaml"
     params:
-        corpus=hs_settings.corpus_params(HIDDEN_STATES),
+        corpus=download_pipeline.corpus_params(config),
     script:
-        "../scripts/fetch_fineweb.py"
+        "../scripts/fineweb_shards.py"

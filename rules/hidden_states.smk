@@ -1,6 +1,13 @@
 # Hidden states of LLMs on FineWeb (Liu et al. 2026, "Inverse depth scaling"): per-token, per-layer
 # metrics on a GPU (bf16) or CPU (fp32), then per-model statistics and the report section.
-# Package: depthwidth.hidden_states (metrics, extract, stats, section) and depthwidth.fineweb.
+# Package: depthwidth.hidden_states (pipeline, metrics, extract, stats, section); FineWeb shards come
+# from rules/download.smk (fineweb_shards), models from rules/models.smk.
+from depthwidth.hidden_states import pipeline as hidden_states_pipeline  # noqa: E402
+
+if stage_enabled("hidden_states"):
+    hidden_states_pipeline.check(config)
+
+HIDDEN_STATES_GPU = hidden_states_pipeline.gpu_resources(config)
 
 
 rule hidden_states_extract:
@@ -17,11 +24,13 @@ rule hidden_states_extract:
         "../envs/depthwidth.yaml"
     threads: 2
     resources:
-        gpu=HIDDEN_STATES["gpu"]["gpus"],
-        mem_mb=grow_with_attempt(HIDDEN_STATES["gpu"]["mem_mb"]),
-        runtime=grow_with_attempt(HIDDEN_STATES["gpu"]["runtime"]),
+        gpu=HIDDEN_STATES_GPU["gpus"],
+        mem_mb=grow_with_attempt(HIDDEN_STATES_GPU["mem_mb"]),
+        runtime=grow_with_attempt(HIDDEN_STATES_GPU["runtime"]),
     params:
-        extract=hs_settings.extract_params(HIDDEN_STATES),
+        extract=hidden_states_pipeline.extract_params(config),
+        # batch sizes and checkpoint interval: not a rerun trigger (depthwidth.hidden_states.pipeline)
+        speed=hidden_states_pipeline.speed_params(config),
     script:
         "../scripts/hidden_states_extract.py"
 
@@ -41,22 +50,23 @@ rule hidden_states_stats:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=hidden_states_stats_mem,
+        mem_mb=hidden_states_pipeline.stats_mem_mb,
         runtime=60,
     params:
-        stats=hs_settings.stats_params(HIDDEN_STATES),
+        stats=hidden_states_pipeline.stats_params(config),
     script:
         "../scripts/hidden_states_stats.py"
 
 
 rule hidden_states_section:
     input:
-        unpack(hidden_states_section_inputs),
+        **hidden_states_pipeline.section_inputs(config),
     output:
         html="results/hidden_states/section.html",
         headline="results/hidden_states/headline.json",
         layers="results/hidden_states/layer_stats.csv",
         models="results/hidden_states/models.csv",
+        figures=directory("results/hidden_states/figures"),
     log:
         "logs/hidden_states/section.log",
     benchmark:
@@ -67,6 +77,6 @@ rule hidden_states_section:
         mem_mb=2000,
         runtime=10,
     params:
-        models=hidden_states_models(),
+        models=hidden_states_pipeline.models(config),
     script:
         "../scripts/hidden_states_section.py"

@@ -1,6 +1,7 @@
 # Models: make every configured model loadable from data/models/<name>/ (depthwidth.models).
 # data/models/<name>/manifest.json is what other rules take as input; load it with
-# depthwidth.models.load_model("data/models/<name>").
+# depthwidth.models.load.load_model("data/models/<name>").
+from depthwidth.models import pipeline as models_pipeline  # noqa: E402
 
 
 localrules:
@@ -24,6 +25,8 @@ rule model_fetch:
         mem_mb=4000,
         runtime=60,
     params:
-        spec=model_spec_params,
+        spec=models_pipeline.spec_params(config),
+        # where the weights come from does not change them: not a rerun trigger (data.mirrors)
+        sources=download_pipeline.sources_params(config, workflow.basedir),
     script:
-        "../scripts/fetch_model.py"
+        "../scripts/model_fetch.py"

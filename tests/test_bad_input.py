@@ -128,7 +128,7 @@ def _truncated_parquet(path: Path, n_docs: int = 40) -> tuple[bytes, bytes]:
 def test_truncated_parquet_shard_is_named_with_the_fix(tmp_path):
     """A FineWeb shard cut short (an interrupted copy): reading it raises CorpusError naming the file
     and the rule to rerun, not pyarrow's bare 'Parquet magic bytes not found'."""
-    from depthwidth.fineweb import CorpusError, read_shards, write_shards
+    from depthwidth.download.fineweb import CorpusError, read_shards, write_shards
 
     docs = [{"text": f"doc {i}"} for i in range(6)]
     paths = [tmp_path / f"shard-{i:05d}.parquet" for i in range(3)]

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from _pipeline import BASE_CONFIGS, overlay, run
 
-from depthwidth.fineweb import CorpusError, read_corpus
+from depthwidth.download.fineweb import CorpusError, read_corpus
 from depthwidth.lm_head.corpus import corpus_texts, join_texts
 from depthwidth.lm_head.loss import LossError, require_tokens
 

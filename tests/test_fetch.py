@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import SHARED_DATA, needs_shared_data
-from depthwidth.fetch import FetchError, fetch, load_manifest, nanogpt_table_a9, sha256_file
+from depthwidth.download.fetch import FetchError, fetch, load_manifest, nanogpt_table_a9, sha256_file
 
 MANIFEST = {"x/file.txt": {"sha256": hashlib.sha256(b"hello\n").hexdigest(), "description": "a test file",
                            "urls": ["http://127.0.0.1:9/nothing-listens-here"]}}

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from depthwidth.fineweb import (
+from depthwidth.download.fineweb import (
     CorpusError,
     materialise,
     mirror_covers,

@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from depthwidth.fineweb import read_corpus
+from depthwidth.download.fineweb import read_corpus
 from depthwidth.hidden_states import extract as ex
 from depthwidth.hidden_states.extract import extract, load_token_metrics, make_batches, pad_batch
 from depthwidth.hidden_states.metrics import batch_metrics, find_parts
@@ -242,3 +242,29 @@ def test_bfloat16_extraction_agrees_with_float32(tmp_path, tok, texts):
     assert float(rel) < 0.01
     lens = (a["loss_logit_lens"] - b["loss_logit_lens"]).abs().mean() / a["loss_logit_lens"].abs().mean()
     assert float(lens) < 0.02
+
+
+@pytest.mark.parametrize("family", ["gpt_neox", "llama"])
+def test_paper_mask_sees_future_tokens_and_causal_does_not(tok, texts, family):
+    """The paper's padding-only mask lets the last block at l ≤ L-2 see later tokens: changing a document's
+    last token moves the loss at its earlier positions. The causal re-run and the model's own column
+    (l = L-1) do not move. Padding stays hidden under both masks."""
+    model = tiny_model(family, vocab_size=len(tok), layers=4)
+    parts = find_parts(model)
+    seqs, ids, mask = _batch(tok, texts[:3], max_tokens=24)
+    mask[1, 10:] = 0  # a padded row
+    seqs[1] = seqs[1][:10]
+    n = int(mask[0].sum())
+    changed = ids.clone()
+    changed[0, n - 1] = (ids[0, n - 1] + 1) % len(tok)
+    for kind, leaks in (("causal", False), ("padding_only", True)):
+        a = batch_metrics(parts, ids, mask, last_block_mask=kind)
+        b = batch_metrics(parts, changed, mask, last_block_mask=kind)
+        early = (a["row"] == 0) & (a["position"] < n - 2)  # targets unchanged, the changed token is later
+        moved = (a["loss_last_block"][early] - b["loss_last_block"][early]).abs()
+        assert (float(moved[:, :-1].max()) > 1e-4) == leaks, kind
+        assert float(moved[:, -1].max()) < 1e-5, kind
+        alone = batch_metrics(parts, *pad_batch([seqs[1]]), last_block_mask=kind)
+        assert torch.allclose(a["loss_last_block"][a["row"] == 1], alone["loss_last_block"], atol=1e-4), kind
+    with pytest.raises(ValueError, match="last_block_mask"):
+        batch_metrics(parts, ids, mask, last_block_mask="none")

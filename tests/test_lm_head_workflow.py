@@ -9,7 +9,7 @@ import pytest
 import torch
 from _pipeline import completed_run, merged_config
 
-from depthwidth.models import load_model
+from depthwidth.models.load import load_model
 
 
 @pytest.fixture(scope="module")

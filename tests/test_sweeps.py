@@ -211,7 +211,7 @@ def test_grid_validation_set_not_established():
 
 
 def test_openlm_files_are_pinned():
-    from depthwidth.fetch import load_manifest
+    from depthwidth.download.fetch import load_manifest
 
     files = sweeps.openlm_files(load_manifest())
     assert len(files) == 110 and "openlm_scaling/exp_data/grid.json" in files
@@ -225,7 +225,7 @@ def test_openlm_files_are_pinned():
 @needs_openlm
 def test_openlm_fetched_through_the_mirror(tmp_path):
     """The download layer takes the pinned files from the mirror offline; the loaders read the copy."""
-    from depthwidth.fetch import fetch, load_manifest
+    from depthwidth.download.fetch import fetch, load_manifest
 
     m = load_manifest()
     wanted = [f for f in sweeps.openlm_files(m) if "/models/" not in f or "d=96_l=8" in f]

@@ -51,3 +51,5 @@ CAUSAL_TRACE_SUBJECT = "space needle"
 CAUSAL_TRACE_MODEL_ID = "EleutherAI/pythia-12b"
 CAUSAL_TRACE_P_CLEAN = PaperValue(0.36, None, "depth paper, Fig. 6: Pythia-12B, p(Seattle) clean")
 CAUSAL_TRACE_P_CORRUPT = PaperValue(0.012, None, "depth paper, Fig. 6: Pythia-12B, p(Seattle) with the subject corrupted")
+# Depth paper: LLM hidden states on FineWeb (Pythia), the share of tokens whose angle profile is smooth.
+SMOOTH_BULK_PERCENT = PaperValue(99.6, None, "depth paper, Pythia hidden states on FineWeb: tokens in the smooth bulk (%)")

@@ -14,7 +14,7 @@ import pandas as pd
 import yaml
 
 from depthwidth.config import config_hash
-from depthwidth.fetch import sha256_file
+from depthwidth.download.fetch import sha256_file
 from depthwidth.report.html import table_html
 
 PACKAGES = ("depthwidth", "snakemake", "torch", "transformers", "datasets", "numpy", "scipy", "pandas", "lmfit",

@@ -35,7 +35,7 @@ def check(config: dict) -> None:
         raise ConfigError(
             f"config key 'causal_tracing.models' names {', '.join(map(repr, unknown))}, which is not in the models "
             f"section (known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it.")
-    from depthwidth.models import ENCODER_FAMILIES
+    from depthwidth.models.load import ENCODER_FAMILIES
 
     encoders = [m for m in cfg["models"] if known[m].get("family") in ENCODER_FAMILIES]
     if encoders:

@@ -340,7 +340,7 @@ def causal_tracing_trace(model_dir: str | Path, out_json: str | Path, out_npy: s
     """Rule ``causal_tracing_trace``: one model × one fact. ``params``: fact (name, prompt, subject,
     target), noise_samples, seed, noise_sigmas, device, dtype. Writes the summary JSON and the (L, T)
     matrix as .npy (atomically); returns the summary."""
-    from depthwidth.models import load_model, read_spec
+    from depthwidth.models.load import load_model, read_spec
 
     spec, _ = read_spec(model_dir)
     if not spec.causal:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from pathlib import Path
@@ -25,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
+
+from depthwidth.files import atomic_write
 
 from .metrics import LOSSES, batch_metrics, find_parts, loss_layers
 
@@ -84,11 +85,10 @@ def pad_batch(seqs: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, tor
     return ids, mask
 
 
-def _atomic_save(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
-    save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp), metadata=metadata)
-    os.replace(tmp, path)
+def save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None) -> None:
+    """A safetensors file, written atomically (``depthwidth.files``)."""
+    atomic_write(path, lambda p: save_file({k: v.contiguous() for k, v in tensors.items()}, str(p),
+                                           metadata=metadata))
 
 
 def _cat(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -119,7 +119,7 @@ class _Parts:
         return done
 
     def save(self, first: int, last: int, chunks: list[dict[str, torch.Tensor]]) -> None:
-        _atomic_save(_cat(chunks), self.dir / f"part-{first:06d}-{last:06d}.safetensors")
+        save_tensors(_cat(chunks), self.dir / f"part-{first:06d}-{last:06d}.safetensors")
 
     def load_all(self) -> list[dict[str, torch.Tensor]]:
         return [load_file(str(p)) for p in sorted(self.dir.glob("part-*.safetensors"))]
@@ -129,7 +129,7 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
             model_name: str, max_tokens: int = 1024, batch_tokens: int = 16384, max_batch_docs: int = 256,
             losses: tuple[str, ...] = LOSSES, device: str = "auto", dtype: str = "auto",
             keep_raw_tokens: int = 0, checkpoint_every_s: float = 120.0, chunk_tokens: int = 4096,
-            progress_every_s: float = 10.0, loss_stride: int = 1) -> dict:
+            progress_every_s: float = 10.0, loss_stride: int = 1, last_block_mask: str = "causal") -> dict:
     """Extract per-token metrics of ``texts`` with ``model`` into the safetensors file ``out``.
 
     Returns a summary dict (tokens, documents, seconds, tokens/s, peak GPU memory in GiB).
@@ -152,7 +152,7 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
     fingerprint = {"model": model_name, "n_docs": len(texts), "max_tokens": max_tokens,
                    "batch_tokens": batch_tokens, "max_batch_docs": max_batch_docs, "losses": list(losses),
                    "dtype": str(dt), "keep_raw_tokens": keep_raw_tokens, "loss_stride": loss_stride,
-                   "first_doc": int(doc_index[0]) if doc_index else -1}
+                   "last_block_mask": last_block_mask, "first_doc": int(doc_index[0]) if doc_index else -1}
     parts = _Parts(out, fingerprint)
     done = parts.done_batches()
     n_tokens_total = sum(len(seqs[i]) - 1 for b in batches for i in b)
@@ -173,7 +173,8 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
             continue
         ids, mask = pad_batch([seqs[i] for i in rows], pad_id)
         res = batch_metrics(parts_info, ids.to(dev), mask.to(dev), losses=losses, chunk_tokens=chunk_tokens,
-                            keep_raw=raw_left if bi == 0 else 0, loss_stride=loss_stride)
+                            keep_raw=raw_left if bi == 0 else 0, loss_stride=loss_stride,
+                            last_block_mask=last_block_mask)
         row_doc = torch.tensor([doc_index[i] for i in rows], dtype=torch.int32)
         rec = {k: v.float().cpu() for k, v in res.items()
                if k not in ("row", "position", "token_id", "target_id", "raw_hidden") and not k.endswith("_layers")}
@@ -186,7 +187,7 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
             k = res["raw_hidden"].shape[0]
             raw = {"raw_hidden": res["raw_hidden"].cpu(), "raw_doc_index": rec["doc_index"][:k],
                    "raw_position": rec["position"][:k]}
-            _atomic_save(raw, parts.dir / "raw.safetensors")
+            save_tensors(raw, parts.dir / "raw.safetensors")
         pending.append(rec)
         first = bi if first is None else first
         n_new += rec["position"].shape[0]
@@ -217,14 +218,38 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
                "n_layers": parts_info.n_layers, "hidden_size": int(getattr(model.config, "hidden_size", 0) or 0),
                "n_docs": len(texts), "n_tokens": int(data["position"].shape[0]), "max_tokens": max_tokens,
                "losses": list(losses) if parts_info.decode is not None else [], "loss_stride": loss_stride,
+               "last_block_mask": last_block_mask,
                "seconds_this_run": round(seconds, 3), "tokens_per_s_this_run": n_new / max(seconds, 1e-9),
                "peak_gpu_gib": peak_gib, "architecture": type(model).__name__}
     meta = {"summary": json.dumps(summary), "token_strings": json.dumps(token_strings)}
-    _atomic_save(data, out, metadata=meta)
+    save_tensors(data, out, metadata=meta)
     shutil.rmtree(parts.dir, ignore_errors=True)
     log.info("%s: wrote %s (%d tokens, %.1f s, %.0f tokens/s)", model_name, out, summary["n_tokens"], seconds,
              summary["tokens_per_s_this_run"])
     return summary
+
+
+def hidden_states_extract(shards: list[str | Path], model_manifest: str | Path, out: str | Path, *,
+                          model_name: str, params: dict, speed: dict, threads: int = 1) -> dict:
+    """Rule ``hidden_states_extract``: the first ``params["n_docs"]`` documents of the FineWeb shards
+    through the fetched model (``data/models/<name>/manifest.json``) into the per-token file ``out``.
+
+    ``params``: the settings that change the metrics (``depthwidth.hidden_states.pipeline.extract_params``);
+    ``speed``: batch sizes, decoding chunk and checkpoint interval (``pipeline.speed_params``).
+    """
+    from depthwidth.download.fineweb import read_shards
+    from depthwidth.models.load import load_model
+
+    torch.set_num_threads(max(1, threads))
+    docs = read_shards(list(shards), limit=params["n_docs"])
+    loaded = load_model(Path(model_manifest).parent)
+    return extract(loaded.model, loaded.tokenizer, docs["text"].tolist(), docs["doc_index"].tolist(), out,
+                   model_name=model_name, max_tokens=params["max_tokens"], losses=tuple(params["losses"]),
+                   loss_stride=params["loss_stride"], last_block_mask=params["last_block_mask"],
+                   device=params["device"], dtype=params["dtype"],
+                   keep_raw_tokens=params["keep_raw_tokens"], batch_tokens=speed["batch_tokens"],
+                   max_batch_docs=speed["max_batch_docs"], chunk_tokens=speed["loss_chunk_tokens"],
+                   checkpoint_every_s=speed["checkpoint_every_s"])
 
 
 def load_token_metrics(path: str | Path) -> tuple[dict[str, torch.Tensor], dict, dict[int, str]]:

@@ -19,6 +19,12 @@ loss_last_block     (N, L)      next-token loss (nats) of head(final_norm(block_
                                 l = L-1 is the model's own loss
 ==================  ==========  =============================================================
 
+The last block is re-run with the causal mask of the model's own call (``last_block_mask="causal"``).
+``"padding_only"`` reproduces the paper's Pythia script, which called the last block with a mask that
+hides only the padding: transformers' SDPA attention then treats that mask as the whole mask (its causal
+flag is used only when no mask is given), so for l < L-1 every position sees the later tokens of its row,
+the next one included. The column l = L-1 is the model's own (causal) loss either way.
+
 With a loss stride k > 1 the loss columns are only the layers 0, k, 2k, ... and the model's own output;
 ``loss_<variant>_layers`` lists them.
 
@@ -39,6 +45,7 @@ from torch import nn
 
 GEOMETRY = ("theta", "theta_dh", "norm", "angle_to_last", "progress")
 LOSSES = ("logit_lens", "last_block")
+LAST_BLOCK_MASKS = ("causal", "padding_only")
 
 # Where architectures keep the final norm, looked for on the base model and on its ``decoder``.
 _NORM_NAMES = ("norm", "final_layer_norm", "ln_f", "norm_f", "final_layernorm")
@@ -213,15 +220,29 @@ class _CaptureCall:
         if "use_cache" in self.kwargs:
             self.kwargs["use_cache"] = False
 
-    def rerun(self, module: nn.Module, h: torch.Tensor) -> torch.Tensor:
+    def rerun(self, module: nn.Module, h: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The block on ``h`` with the recorded arguments; ``attention_mask`` replaces the recorded mask."""
+        kwargs = self.kwargs
+        if attention_mask is not None:
+            if "attention_mask" not in kwargs:
+                raise UnsupportedModelError(f"{type(module).__name__} is not called with an attention_mask "
+                                            "keyword; its mask cannot be replaced (use last_block_mask: causal)")
+            kwargs = {**kwargs, "attention_mask": attention_mask}
         if self.args:
-            out = module(h, *self.args[1:], **self.kwargs)
+            out = module(h, *self.args[1:], **kwargs)
         else:
-            out = module(**{**self.kwargs, "hidden_states": h})
+            out = module(**{**kwargs, "hidden_states": h})
         return out[0] if isinstance(out, (tuple, list)) else out
 
     def remove(self) -> None:
         self.handle.remove()
+
+
+def padding_only_mask(attention_mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The paper's mask: (B, T) 0/1 -> (B, 1, 1, T) additive, 0 at real tokens and the dtype's minimum at
+    pads, with no causal part (as ``get_extended_attention_mask`` gives for a config that is not a decoder)."""
+    keep = attention_mask[:, None, None, :].to(dtype)
+    return (1.0 - keep) * torch.finfo(dtype).min
 
 
 def loss_layers(n_layers: int, stride: int, variant: str) -> list[int]:
@@ -234,7 +255,7 @@ def loss_layers(n_layers: int, stride: int, variant: str) -> list[int]:
 @torch.inference_mode()
 def batch_metrics(parts: ModelParts, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                   losses: tuple[str, ...] = LOSSES, chunk_tokens: int = 4096,
-                  keep_raw: int = 0, loss_stride: int = 1) -> dict[str, torch.Tensor]:
+                  keep_raw: int = 0, loss_stride: int = 1, last_block_mask: str = "causal") -> dict[str, torch.Tensor]:
     """All metrics of one right-padded batch; tensors stay on the model's device.
 
     ``input_ids``, ``attention_mask``: (B, T) on the model's device. Returns the metrics of the module
@@ -242,10 +263,14 @@ def batch_metrics(parts: ModelParts, input_ids: torch.Tensor, attention_mask: to
     (N,) int64, ``token_id`` and ``target_id`` (N,), and ``raw_hidden`` (min(N, keep_raw), L+1, d)
     float32 when ``keep_raw`` > 0. With ``loss_stride`` > 1 the losses are computed only at the layers
     of :func:`loss_layers` (each costs one LM-head pass), listed in ``loss_<variant>_layers``.
+    ``last_block_mask``: ``causal`` (the model's own mask) or ``padding_only`` (the paper's, see the module
+    docstring) for the last-block re-runs.
     """
     unknown = set(losses) - set(LOSSES)
     if unknown:
         raise ValueError(f"unknown losses {sorted(unknown)}; choose from {LOSSES}")
+    if last_block_mask not in LAST_BLOCK_MASKS:
+        raise ValueError(f"unknown last_block_mask {last_block_mask!r}; choose from {LAST_BLOCK_MASKS}")
     decode = parts.decode
     losses = tuple(losses) if decode is not None else ()
     capture = _CaptureCall(parts.last_layer) if "last_block" in losses else None
@@ -282,12 +307,13 @@ def batch_metrics(parts: ModelParts, input_ids: torch.Tensor, attention_mask: to
         res["loss_logit_lens_layers"] = torch.tensor(layers, dtype=torch.int32)
     if "last_block" in losses:
         layers = loss_layers(L, loss_stride, "last_block")
+        mask = padding_only_mask(attention_mask, hs[0].dtype) if last_block_mask == "padding_only" else None
         per_layer = []
         for l in layers:
             if l == L - 1:  # the last block applied to its real input is the model itself
                 per_layer.append(own)
                 continue
-            y = capture.rerun(parts.last_layer, hs[l])
+            y = capture.rerun(parts.last_layer, hs[l], attention_mask=mask)
             per_layer.append(next_token_loss(decode, y[:, :-1][valid], targets, chunk_tokens))
         res["loss_last_block"] = torch.stack(per_layer, dim=1)
         res["loss_last_block_layers"] = torch.tensor(layers, dtype=torch.int32)

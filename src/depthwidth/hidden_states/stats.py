@@ -1,5 +1,6 @@
 """Statistics of per-token metrics: per-layer quantiles, middle-layer means, token clusters, and the
-compositional-assembly test.
+compositional-assembly test; :func:`hidden_states_stats` (rule ``hidden_states_stats``) writes them
+for one model.
 
 Relative depth of each metric's column ``l`` (``L`` blocks), used on every x axis:
 
@@ -12,11 +13,20 @@ Relative depth of each metric's column ``l`` (``L`` blocks), used on every x axi
 
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.cluster.vq import kmeans2
+from scipy.stats import median_abs_deviation
+
+from depthwidth.files import atomic_write_csv, atomic_write_json, atomic_write_parquet
+from depthwidth.papers import SMOOTH_BULK_PERCENT
+
+from .extract import load_token_metrics
 
 METRICS = ("theta", "theta_dh", "norm", "angle_to_last", "progress", "loss_logit_lens", "loss_last_block")
 UNITS = {"theta": "rad", "theta_dh": "rad", "norm": "model units", "angle_to_last": "rad", "progress": "1",
@@ -107,33 +117,21 @@ def pca(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def robust_distance(scores: np.ndarray) -> np.ndarray:
-    """Euclidean norm of robust z-scores (median / 1.4826·MAD per component): (N, k) -> (N,)."""
+    """Euclidean norm of robust z-scores (median / normal-consistent MAD per component): (N, k) -> (N,).
+
+    A component with zero MAD (more than half the tokens at one value) is scaled by its standard deviation.
+    """
     med = np.median(scores, axis=0)
-    mad = 1.4826 * np.median(np.abs(scores - med), axis=0)
+    mad = median_abs_deviation(scores, axis=0, scale="normal")
     mad = np.where(mad > 0, mad, scores.std(axis=0) + 1e-12)
     return np.sqrt((((scores - med) / mad) ** 2).sum(axis=1))
 
 
 def kmeans(x: np.ndarray, k: int, seed: int = 0, iters: int = 50) -> np.ndarray:
-    """Plain k-means (k-means++ start) on rows of ``x``; returns labels (N,) ordered by cluster size."""
-    rng = np.random.default_rng(seed)
-    n = len(x)
-    k = min(k, n)
-    centres = [x[rng.integers(n)]]
-    for _ in range(1, k):
-        d2 = np.min(((x[:, None, :] - np.array(centres)[None]) ** 2).sum(-1), axis=1)
-        p = d2 / d2.sum() if d2.sum() > 0 else None
-        centres.append(x[rng.choice(n, p=p)])
-    c = np.array(centres)
-    labels = np.zeros(n, dtype=int)
-    for _ in range(iters):
-        labels_new = np.argmin(((x[:, None, :] - c[None]) ** 2).sum(-1), axis=1)
-        if (labels_new == labels).all() and _ > 0:
-            break
-        labels = labels_new
-        for j in range(k):
-            if (labels == j).any():
-                c[j] = x[labels == j].mean(axis=0)
+    """k-means (k-means++ start, ``scipy.cluster.vq.kmeans2``) on rows of ``x`` (N, D); returns labels
+    (N,) renumbered by cluster size, largest first."""
+    k = min(k, len(x))
+    _, labels = kmeans2(x, k, iter=iters, minit="++", seed=np.random.default_rng(seed), missing="warn")
     sizes = np.bincount(labels, minlength=k)
     remap = np.empty(k, dtype=int)
     remap[np.argsort(-sizes, kind="stable")] = np.arange(k)
@@ -247,3 +245,89 @@ def compositional_test(loss: np.ndarray, depth: np.ndarray, fraction: float = 0.
         "fraction": fraction,
         "early": early,
     }
+
+
+# ------------------------------------------------------------------------- one model's statistics
+
+
+def _token_sample(t: dict, cl: Clusters, strings: dict[int, str], model: str, sample_tokens: int,
+                  seed: int) -> pd.DataFrame:
+    """A random sample of tokens with their PC scores, plus every outlier (the point of the scatter plot)."""
+    pos = t["position"].numpy()
+    tok = t["token_id"].numpy()
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(len(pos), size=min(sample_tokens, len(pos)), replace=False))
+    idx = np.union1d(idx, np.flatnonzero(~cl.bulk))
+    sample = pd.DataFrame({"model": model, "doc_index": t["doc_index"].numpy()[idx], "position": pos[idx],
+                           "token": [strings.get(int(i), "") for i in tok[idx]], "bulk": cl.bulk[idx],
+                           "cluster": cl.labels[idx], "robust_distance": cl.distance[idx]})
+    for j in range(cl.scores.shape[1]):
+        sample[f"pc{j + 1}"] = cl.scores[idx, j]
+    return sample
+
+
+def _loss_summaries(t: dict, n_layers: int, improvement_fraction: float, early_depth: float) -> dict:
+    """Compositional test and the histogram of improvement depths, for each stored per-layer loss."""
+    out = {}
+    for key in ("loss_last_block", "loss_logit_lens"):
+        if key in t:
+            loss = t[key].double().numpy()
+            depth = rel_depth(key, loss.shape[1], n_layers, column_layers(t, key))
+            out[f"compositional_{key}"] = compositional_test(loss, depth, improvement_fraction, early_depth)
+            d = improvement_depth(loss, depth, improvement_fraction)
+            hist, edges = np.histogram(d[~np.isnan(d)], bins=np.linspace(0, 1, 21))
+            out[f"improvement_depth_hist_{key}"] = {"counts": hist.tolist(), "edges": edges.tolist()}
+    return out
+
+
+def model_statistics(metrics_path: str | Path, model: str, params: dict,
+                     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+    """Everything the report needs about one model, from its per-token file.
+
+    ``params``: the ``hidden_states.stats`` settings (middle, quantiles, n_components, max_robust_distance,
+    n_clusters, improvement_fraction, early_depth, sample_tokens, seed). Returns (layer table, token
+    groups table, token sample with PC scores, summary dict).
+    """
+    t, summary, strings = load_token_metrics(metrics_path)
+    L = int(summary["n_layers"])
+    middle = tuple(params["middle"])
+    table = layer_table(t, L, model, tuple(params["quantiles"]))
+    theta = t["theta"].double().numpy()
+    cl = token_clusters(theta, n_components=params["n_components"], max_distance=params["max_robust_distance"],
+                        n_clusters=params["n_clusters"], seed=params["seed"])
+    pos = t["position"].numpy()
+    groups = {"all": np.ones(len(pos), bool), "smooth bulk": cl.bulk, "outliers": ~cl.bulk}
+    for j in range(1, int(cl.labels.max()) + 1 if len(cl.labels) else 0):  # cluster 0 is the bulk
+        groups[f"outlier cluster {j}"] = cl.labels == j
+    gtab = describe_groups(groups, pos, t["token_id"].numpy(), strings)
+    gtab.insert(0, "model", model)
+    sample = _token_sample(t, cl, strings, model, params["sample_tokens"], params["seed"])
+    n = len(pos)
+    share = float(cl.bulk.mean()) if n else float("nan")
+    p0 = SMOOTH_BULK_PERCENT.value / 100
+    out = {
+        "model": model, "extraction": summary, "n_tokens": n, "n_layers": L, "middle": list(middle),
+        "middle_means_rad": middle_means(t, L, middle), "bulk_share": share,
+        # Binomial standard error; the paper's share sets a floor so that 0 outliers in a small sample
+        # (variance p(1-p) = 0) does not claim infinite precision.
+        "bulk_share_err": math.sqrt(max(share * (1 - share), p0 * (1 - p0)) / n) if n else float("nan"),
+        "bulk_rule": {"n_components": params["n_components"], "max_robust_distance": params["max_robust_distance"],
+                      "pca_explained": cl.explained.tolist()},
+        # Mean angle profile of each group, to show how the outliers' profiles differ.
+        "group_profiles_rad": {name: theta[m].mean(axis=0).tolist() if m.any() else [] for name, m in groups.items()},
+        "theta_rel_depth": rel_depth("theta", theta.shape[1], L).tolist(),
+    }
+    out.update(_loss_summaries(t, L, params["improvement_fraction"], params["early_depth"]))
+    return table, gtab, sample, out
+
+
+def hidden_states_stats(metrics_path: str | Path, model: str, params: dict, *, layers: str | Path,
+                        groups: str | Path, sample: str | Path, summary: str | Path) -> dict:
+    """Rule ``hidden_states_stats``: :func:`model_statistics` of one model, written atomically to the
+    layer table (CSV), token groups (CSV), token sample (parquet) and summary (JSON). Returns the summary."""
+    table, gtab, smp, out = model_statistics(metrics_path, model, params)
+    atomic_write_csv(layers, table)
+    atomic_write_csv(groups, gtab)
+    atomic_write_parquet(sample, smp)
+    atomic_write_json(summary, out, default=float)
+    return out

@@ -1,7 +1,8 @@
 """Tiny random-weight models of each family and a small byte-level BPE tokenizer, built offline.
 
-Used by the tests (every architecture goes through extraction in seconds) and by the benchmark,
-which builds a random model with a real model's shape when no weights are at hand.
+Used by the tests (every architecture goes through extraction in seconds, the last block's attention
+mask is checked on them) and by ``bench/last_block_mask.py``. The benchmark's random models with real
+models' shapes are built in ``bench/bench_hidden_states.py`` itself.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def iter_texts(spec: dict, input_paths: list[str] | None = None, name: str = "?"
     ``source`` fineweb: ``input_paths`` are the FineWeb parquet shards; raw/local: ``input_paths[0]``
     is the file (parquet, JSON or JSONL); hub: streamed with ``datasets``.
     """
-    from depthwidth.fineweb import CorpusError, read_corpus, read_shards
+    from depthwidth.download.fineweb import CorpusError, read_corpus, read_shards
 
     src = spec["source"]
     if src == "fineweb":
@@ -83,7 +83,7 @@ def iter_texts(spec: dict, input_paths: list[str] | None = None, name: str = "?"
 
 
 def _hub_texts(spec: dict, name: str) -> Iterator[str]:
-    from depthwidth.fineweb import CorpusError
+    from depthwidth.download.fineweb import CorpusError
 
     col = spec["text_column"]
     try:
@@ -112,7 +112,7 @@ def corpus_texts(spec: dict, n_texts: int, *, input_paths: list[str] | None = No
         log.info("corpus %s: dropped %d null and %d empty or whitespace-only texts", name, dropped["null"],
                  dropped["empty"])
     if not texts:
-        from depthwidth.fineweb import CorpusError
+        from depthwidth.download.fineweb import CorpusError
 
         raise CorpusError(
             f"corpus '{name}' has no usable text: {dropped['null']} null and {dropped['empty']} empty or "
@@ -149,7 +149,7 @@ def load_tokenizer(model_dir: str | Path):
     """The tokenizer of the model fetched into ``model_dir`` (no weights are read)."""
     from transformers import AutoTokenizer
 
-    from depthwidth.models import read_spec
+    from depthwidth.models.load import read_spec
 
     _, man = read_spec(model_dir)
     if man.get("hf_dir"):

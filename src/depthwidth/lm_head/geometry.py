@@ -266,7 +266,7 @@ def lm_head_geometry(model_dir: str | Path, params: dict, row_path: str | Path, 
     ``row_path``) and its row norms (float32 ``.npy`` at ``norms_path``). ``params``: the config's
     ``lm_head.geometry``. Returns the row."""
     from depthwidth.lm_head.corpus import load_tokenizer
-    from depthwidth.models import config_shape, load_model, read_spec
+    from depthwidth.models.load import config_shape, load_model, read_spec
 
     logger = logger or log
     t0 = time.monotonic()

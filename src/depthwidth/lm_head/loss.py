@@ -112,8 +112,8 @@ def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *,
     (``text_index``, ``tokens``, ``nll_nats``) and a summary JSON; returns the summary."""
     import torch
 
-    from depthwidth.fetch import sha256_file
-    from depthwidth.models import load_model
+    from depthwidth.download.fetch import sha256_file
+    from depthwidth.models.load import load_model
 
     logger = logger or log
     device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -17,7 +17,7 @@ def models(config: dict) -> list[str]:
 
 def decoders(config: dict) -> list[str]:
     """The models with a next-token loss: every family but the encoders (``models.ENCODER_FAMILIES``)."""
-    from depthwidth.models import ENCODER_FAMILIES
+    from depthwidth.models.load import ENCODER_FAMILIES
 
     return [m for m in models(config) if config["models"][m]["family"] not in ENCODER_FAMILIES]
 
@@ -145,7 +145,7 @@ _CORPUS_KEYS = {"fineweb": (), "raw": ("path",), "local": ("path",), "hub": ("da
 
 
 def _model_errors(config: dict, key: str, names: list[str]) -> list[str]:
-    from depthwidth.models import ModelError, model_spec
+    from depthwidth.models.load import ModelError, model_spec
 
     known = config.get("models") or {}
     errors = []
@@ -162,7 +162,7 @@ def _model_errors(config: dict, key: str, names: list[str]) -> list[str]:
 
 
 def _corpus_errors(key: str, corpora: dict, manifest: dict | None) -> tuple[list[str], dict | None]:
-    from depthwidth.fetch import load_manifest
+    from depthwidth.download.fetch import load_manifest
 
     errors = []
     for name, spec in corpora.items():

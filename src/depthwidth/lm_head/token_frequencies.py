@@ -123,7 +123,7 @@ def lm_head_token_counts(model_dir: str | Path, spec: dict, input_paths: list[st
     corpus ``spec`` (``lm_head.token_frequencies.corpora.<corpus>``). Writes the counts (parquet, see
     ``counts_frame``) and a summary JSON; returns the summary."""
     from depthwidth.lm_head.corpus import iter_texts, load_tokenizer
-    from depthwidth.models import read_spec
+    from depthwidth.models.load import read_spec
 
     logger = logger or log
     t0 = time.monotonic()
@@ -139,7 +139,7 @@ def lm_head_token_counts(model_dir: str | Path, spec: dict, input_paths: list[st
         logger.info("corpus %s: skipped %d null and %d empty or whitespace-only documents", corpus,
                     dropped["null"], dropped["empty"])
     if facts["n_tokens"] == 0:
-        from depthwidth.fineweb import CorpusError
+        from depthwidth.download.fineweb import CorpusError
 
         raise CorpusError(
             f"corpus '{corpus}' gives the {model.name} tokenizer no token: every document is null, empty or "

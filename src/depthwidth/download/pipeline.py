@@ -1,0 +1,74 @@
+"""Config → params and file lists of the download rules (``fetch_file``, ``fineweb_shards``).
+
+Plain functions of the validated config (defaults already filled in by ``depthwidth.config``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from depthwidth.config import result_params
+from depthwidth.download.fetch import load_manifest, resolve_mirrors
+from depthwidth.download.fineweb import mirror_covers, shard_names
+
+#: the pinned files, path under data/raw/ -> {sha256, description, urls, convert}
+MANIFEST = load_manifest()
+
+
+def raw_path_pattern(manifest: dict = MANIFEST) -> str:
+    """Wildcard constraint of ``{raw_path}``: only pinned files can be fetched."""
+    return "|".join(re.escape(k) for k in manifest)
+
+
+def pinned_sha256(wildcards) -> str:
+    """Params function of rule fetch_file: the pinned checksum of the file, so a change of pin refetches it."""
+    return MANIFEST[wildcards.raw_path]["sha256"]
+
+
+def sources(config: dict, project_dir: str | Path) -> dict:
+    """Where pinned files and model weights may come from: the mirror folders (absolute, in order),
+    whether to try the network, and its timeout. Where a file comes from does not change its bytes,
+    so these must never trigger a rerun (see ``rules/download.smk``)."""
+    data = config["data"]
+    return {
+        "mirrors": [str(p) for p in resolve_mirrors(data["mirrors"], project_dir)],
+        "allow_network": data["allow_network"],
+        "timeout_s": data["timeout_s"],
+    }
+
+
+def sources_params(config: dict, project_dir: str | Path):
+    """:func:`sources` as a rule's params function. It takes ``output``, so Snakemake counts it as derived
+    from the outputs and leaves it out of its params rerun trigger: editing the mirror list reruns nothing."""
+
+    def params(wildcards, output):
+        return sources(config, project_dir)
+
+    return params
+
+
+def corpus(config: dict) -> dict:
+    """The FineWeb corpus settings (``hidden_states.corpus``, shared with lm_head's ``fineweb`` corpus)."""
+    return config["hidden_states"]["corpus"]
+
+
+def fineweb_shard_paths(config: dict) -> list[str]:
+    """The parquet shards that hold the configured FineWeb documents."""
+    c = corpus(config)
+    return [f"data/fineweb/{c['name']}/{s}" for s in shard_names(c["n_docs"], c["docs_per_shard"])]
+
+
+def fineweb_shards_input(config: dict) -> dict:
+    """The mirrored first documents when they cover the request, a local corpus file, or nothing (hub)."""
+    c = corpus(config)
+    if c["source"] == "local":
+        return {"corpus": c["local_path"]}
+    if mirror_covers(c["hub_dataset"], c["hub_config"], c["n_docs"], c["mirror_docs"]):
+        return {"mirror": f"data/raw/{c['mirror_file']}"}
+    return {}
+
+
+def corpus_params(config: dict) -> dict:
+    """Every key of the corpus, sorted: editing one rewrites the shards."""
+    return result_params(corpus(config))
