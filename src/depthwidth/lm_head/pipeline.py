@@ -173,7 +173,7 @@ def _corpus_errors(key: str, corpora: dict, manifest: dict | None) -> tuple[list
             manifest = manifest if manifest is not None else load_manifest()
             if spec["path"] not in manifest:
                 errors.append(f"config key '{key}.{name}.path' is '{spec['path']}', which is not "
-                              f"pinned in src/depthwidth/manifest.yaml (pinned: {', '.join(manifest)}). Fix: use "
+                              f"pinned in src/depthwidth/download/manifest.yaml (pinned: {', '.join(manifest)}). Fix: use "
                               "one of those, or source: local with a path to your file.")
     return errors, manifest
 
