@@ -1,5 +1,20 @@
 # Superposition toy model (Liu, Liu & Gore 2025): one job per grid cell (distribution, n, gamma, m,
 # seed), so adding a grid value adds jobs and reruns nothing; then the tables, then the section.
+# Config → params and job lists: depthwidth.superposition.pipeline.
+from depthwidth.superposition import pipeline as superposition_pipeline  # noqa: E402
+
+
+def superposition_models(name="model.safetensors"):
+    """Every cell file of the configured grid (checked at parse time: a bad grid fails before any job)."""
+    return superposition_pipeline.cell_paths(config, name)
+
+
+def superposition_runtime(wildcards):
+    return superposition_pipeline.runtime_minutes(config, int(wildcards.m))
+
+
+def superposition_mem_mb(wildcards):
+    return superposition_pipeline.mem_mb(config, int(wildcards.n), int(wildcards.m))
 
 
 rule superposition_train:
@@ -18,12 +33,14 @@ rule superposition_train:
         seed=r"\d+",
     conda:
         "../envs/depthwidth.yaml"
-    threads: SUPERPOSITION.get("threads", 1)
+    threads: superposition_pipeline.threads(config)
     resources:
         mem_mb=grow_with_attempt(superposition_mem_mb),
         runtime=grow_with_attempt(superposition_runtime),
+        # a speed setting, not a param: editing it retrains nothing
+        checkpoint_every=superposition_pipeline.checkpoint_every(config),
     params:
-        train=superposition_train_params(),
+        train=superposition_pipeline.train_params(config),
     script:
         "../scripts/superposition_train.py"
 
@@ -44,7 +61,7 @@ rule superposition_tables:
         mem_mb=2000,
         runtime=10,
     params:
-        analysis=superposition_analysis_params(),
+        analysis=superposition_pipeline.analysis_params(config),
     script:
         "../scripts/superposition_tables.py"
 
@@ -58,6 +75,7 @@ rule superposition_section:
     output:
         html="results/superposition/section.html",
         headline="results/superposition/headline.json",
+        figures=directory("results/superposition/figures"),
     log:
         "logs/superposition/section.log",
     benchmark:
@@ -68,6 +86,6 @@ rule superposition_section:
         mem_mb=2000,
         runtime=10,
     params:
-        analysis=superposition_analysis_params(),
+        analysis=superposition_pipeline.analysis_params(config),
     script:
         "../scripts/superposition_section.py"

@@ -13,7 +13,6 @@ from depthwidth.superposition import train as tr
 from depthwidth.superposition.analysis import (
     etf_closeness,
     final_loss,
-    fit_power_law,
     mean_sq_overlap,
     represented_fraction,
 )
@@ -23,7 +22,8 @@ from depthwidth.superposition.data import (
     feature_probabilities,
     parse_distribution,
 )
-from depthwidth.superposition.pipeline import cells, train_cell
+from depthwidth.fits import power_law_fit as fit_power_law
+from depthwidth.superposition.pipeline import cells
 from depthwidth.superposition.train import (
     TrainingDiverged,
     TrainSettings,
@@ -31,6 +31,7 @@ from depthwidth.superposition.train import (
     init_params,
     loss_and_grads,
     reference_train,
+    superposition_train,
     train_cells,
 )
 
@@ -162,15 +163,17 @@ def test_checkpoint_resume_gives_identical_result(tmp_path, monkeypatch):
 
 
 def test_divergence_names_the_cell_and_writes_nothing(tmp_path):
-    params = {"batch_size": 64, "steps": 50, "warmup_steps": 1, "lr": 1e9, "checkpoint_every": 0}
+    params = {"batch_size": 64, "steps": 50, "warmup_steps": 1, "lr": 1e9, "min_lr_ratio": 0.05,
+              "lr_width_exponent": 0.0, "lr_width_reference": 8, "lr_bias_over_m": None, "path": "auto"}
     model = tmp_path / "cell" / "model.safetensors"
     with pytest.raises(TrainingDiverged, match=r"gamma=-1.*power-a1\.5.*m=4.*at step \d+"):
-        train_cell("power-a1.5", 40, -1.0, 4, 0, params, str(model), str(tmp_path / "cell" / "train.json"))
+        superposition_train("power-a1.5", 40, -1.0, 4, 0, params, str(model), str(tmp_path / "cell" / "train.json"))
     assert not model.exists() and not (tmp_path / "cell" / "train.json").exists()
 
 
 def test_grid_checks_name_the_key():
-    cfg = {"n_features": 50, "widths": [10, 50], "weight_decays": [-1], "alphas": [1.5], "seeds": [0]}
+    cfg = {"n_features": 50, "widths": [10, 50], "weight_decays": [-1], "alphas": [1.5], "distributions": [],
+           "seeds": [0]}
     with pytest.raises(ValueError, match=r"superposition.widths \[50\].*n_features=50"):
         cells(cfg)
     cfg["widths"] = [10]

@@ -109,3 +109,11 @@ def subtree(config: dict, *keys: str) -> Any:
             raise ConfigError(f"config key '{'.'.join(keys[: i + 1])}' is missing")
         node = node[k]
     return node
+
+
+def result_params(subtree: dict, speed_keys=()) -> dict:
+    """The settings of ``subtree`` that change results, as rule params: keys sorted, ``speed_keys``
+    (checkpoint interval, batch sizes and other speed knobs) left out, so editing one of those reruns
+    nothing. The one place where a rule's params drop settings that do not change results."""
+    speed = set(speed_keys)
+    return {k: subtree[k] for k in sorted(subtree) if k not in speed}

@@ -18,14 +18,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors.numpy import save_file
 
+from depthwidth.files import atomic_torch_save, atomic_write, atomic_write_json
 from depthwidth.superposition.data import SparseSampler, feature_probabilities, parse_distribution
 
 log = logging.getLogger("depthwidth.superposition")
@@ -86,12 +87,6 @@ def init_params(n: int, m: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 class TrainingDiverged(FloatingPointError):
     pass
-
-
-def _atomic_save(obj, path: Path) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
 
 
 @dataclass
@@ -192,7 +187,7 @@ def train_cells(
 
         done = step + 1
         if ckpt is not None and checkpoint_every and done % checkpoint_every == 0 and done < S.steps:
-            _atomic_save({"fingerprint": fingerprint, "params": params, "losses": losses,
+            atomic_torch_save({"fingerprint": fingerprint, "params": params, "losses": losses,
                           "gen": gen.get_state(), "step": done}, ckpt)
         now = time.monotonic()
         if now - t_last >= progress_every_s or done == S.steps:
@@ -358,6 +353,40 @@ def remove_checkpoint(checkpoint: str | Path | None) -> None:
     """Delete a finished job's checkpoint (its outputs now hold everything)."""
     if checkpoint and Path(checkpoint).exists():
         Path(checkpoint).unlink()
+
+
+def settings_from_params(n: int, seed: int, params: dict) -> TrainSettings:
+    """TrainSettings of one cell from the rule's params (the schema has filled in every default)."""
+    return TrainSettings(n=int(n), batch=int(params["batch_size"]), steps=int(params["steps"]),
+                         warmup_steps=int(params["warmup_steps"]), lr=float(params["lr"]),
+                         min_lr_ratio=float(params["min_lr_ratio"]),
+                         lr_width_exponent=float(params["lr_width_exponent"]),
+                         lr_width_reference=float(params["lr_width_reference"]),
+                         lr_bias_over_m=params["lr_bias_over_m"], seed=int(seed))
+
+
+def superposition_train(dist: str, n: int, gamma: float, m: int, seed: int, params: dict, model_path: str,
+                        info_path: str, checkpoint_every: int = 0, threads: int = 1) -> dict:
+    """Train one cell (resuming from its checkpoint if any), write its model and train.json, return the
+    latter's contents. ``params``: the rule's params (``pipeline.train_params``)."""
+    S = settings_from_params(n, seed, params)
+    model_path = Path(model_path)
+    ckpt = model_path.parent / "checkpoint.pt"
+    ckpt.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    (res,) = train_cells(dist, [float(gamma)], [int(m)], S, checkpoint=ckpt, checkpoint_every=int(checkpoint_every),
+                         path=params["path"], threads=threads)
+    seconds = time.monotonic() - t0
+    tensors = {"W": res.W, "b": res.b, "loss_curve": res.losses}
+    atomic_write(model_path, lambda p: save_file(tensors, str(p)))
+    info = {"dist": dist, "n": int(n), "gamma": float(gamma), "m": int(m), "seed": int(seed),
+            "settings": dict(params), "train_seconds": seconds,
+            "ms_per_step": 1e3 * seconds / max(S.steps, 1)}
+    atomic_write_json(info_path, info)
+    remove_checkpoint(ckpt)
+    log.info("cell %s gamma=%s m=%s seed=%s done in %.1fs, last loss %.4g", dist, gamma, m, seed,
+             seconds, float(res.losses[-1]))
+    return info
 
 
 # ---------------------------------------------------------------------------------------------
