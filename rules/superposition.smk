@@ -37,8 +37,11 @@ rule superposition_train:
     resources:
         mem_mb=grow_with_attempt(superposition_mem_mb),
         runtime=grow_with_attempt(superposition_runtime),
-        # a speed setting, not a param: editing it retrains nothing
+        # speed settings, not params: editing them retrains nothing (gpu = 1 with device: cuda)
         checkpoint_every=superposition_pipeline.checkpoint_every(config),
+        gpu=superposition_pipeline.gpus(config),
+        # with device: cuda the job goes to the cluster's GPU partition (profiles/slurm)
+        **superposition_pipeline.gpu_partition(config),
     params:
         train=superposition_pipeline.train_params(config),
     script:

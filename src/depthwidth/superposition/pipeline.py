@@ -16,9 +16,10 @@ CELL_DIR = "results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}
 
 # The stage's keys a training job reads (grid keys are wildcards, so growing the grid reruns nothing).
 TRAIN_KEYS = ("batch_size", "steps", "warmup_steps", "lr", "min_lr_ratio", "lr_width_exponent",
-              "lr_width_reference", "lr_bias_over_m", "path", "checkpoint_every")
-# Of those, the ones that do not change results: they reach the job as resources, not params.
-SPEED_KEYS = ("checkpoint_every",)
+              "lr_width_reference", "lr_bias_over_m", "loss_scale", "path", "checkpoint_every", "device")
+# Of those, the ones that do not change results: they reach the job as resources (checkpoint_every,
+# gpu), not params.
+SPEED_KEYS = ("checkpoint_every", "device")
 
 
 def stage_config(config: dict) -> dict:
@@ -82,6 +83,18 @@ def checkpoint_every(config: dict) -> int:
     retrains nothing."""
     cfg = stage_config(config)
     return int(cfg["checkpoint_every"]) if cfg else 0
+
+
+def gpus(config: dict) -> int:
+    """GPUs a training job asks for: 1 with device cuda (the job then trains there), else 0."""
+    cfg = stage_config(config)
+    return int(bool(cfg) and cfg["device"] == "cuda")
+
+
+def gpu_partition(config: dict) -> dict:
+    """{'slurm_partition': 'gpu'} for GPU jobs (the partition profiles/slurm names for GPU rules), else {}
+    (CPU jobs keep the cluster's default partition)."""
+    return {"slurm_partition": "gpu"} if gpus(config) else {}
 
 
 def threads(config: dict) -> int:
