@@ -240,13 +240,6 @@ class _Batch:
         self.f_offsets = torch.cumsum(fcounts, 0) - fcounts
         # The same bags with one more entry each, index a (the bias row appended to G_A) and weight 1:
         # one embedding_bag then forms x_A G_A + b without a separate pass over the (Ba × n) result.
-        dev = feats.device
-        a, r, k = self.act.numel(), torch.arange(self.Ba, device=dev), torch.arange(self.K, device=dev)
-        self.b_inv = torch.full((self.K + self.Ba,), a, dtype=torch.int64, device=dev)
-        self.b_inv[k + rid] = self.inv
-        self.b_vals = torch.ones(self.K + self.Ba, device=dev)
-        self.b_vals[k + rid] = vals
-        self.b_offsets = self.row_offsets + r
 
     @property
     def chunks(self) -> list[tuple[int, int, int, int]]:
@@ -333,13 +326,10 @@ def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch, loss_s
                              ) -> tuple[float, torch.Tensor, torch.Tensor]:
     B, n = x.B, x.n
     WA = W[x.act]  # (a, m)
-    a = WA.shape[0]
     Wt = W.t().contiguous()  # (m, n); the products below are oriented as MKL runs them fastest at small m
-    GAb = torch.empty(a + 1, n, device=W.device)  # rows of W Wᵀ of the active features, then b
-    torch.mm(WA, Wt, out=GAb[:a])
-    GAb[a] = b
+    GA = WA @ Wt  # (a, n) rows of W Wᵀ
     emb = torch.nn.functional.embedding_bag
-    y = emb(x.b_inv, GAb, x.b_offsets, mode="sum", per_sample_weights=x.b_vals).clamp_min_(0.0)
+    y = emb(x.inv, GA, x.row_offsets, mode="sum", per_sample_weights=x.vals).add_(b).clamp_min_(0.0)
     R, sq_rows = _residual_into(y, x.rid, x.feats, x.vals)
     sq, gb = _empty_rows(b, x)
     sq += sq_rows
@@ -353,8 +343,9 @@ def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch, loss_s
 
 def _step_group(P: dict, x: _Batch, path: str, lr_w: float, lr_b: float, t: int, S: TrainSettings) -> torch.Tensor:
     """One training step of every cell of a width group (stacks P['W'] (C, n, m) etc.), in place.
-    Gradients are formed cell by cell (cache-sized blocks); decay and Adam run once over the stack
-    (elementwise, so each cell's numbers are those of a step of its own). Returns the C losses."""
+    Gradients and decay go cell by cell (cache-sized blocks); Adam runs as one torch._foreach_* call per
+    operation over the C cells (elementwise, so each cell's numbers are those of a step of its own).
+    Returns the C losses."""
     C = P["W"].shape[0]
     losses, gWs, gbs = [], [], []
     for c in range(C):
@@ -363,17 +354,26 @@ def _step_group(P: dict, x: _Batch, path: str, lr_w: float, lr_b: float, t: int,
         gWs.append(gW)
         gbs.append(gb)
     W = P["W"]
-    # decay on W only, before Adam as the paper's AdamW does: γ ≥ 0 scales W by 1 − γ·lr; γ < 0 adds
-    # lr·γ·W_i(1 − 1/‖W_i‖). Factors of exactly 1 and 0 leave the other sign's cells unchanged.
-    g = P["gamma"].view(C, 1, 1)
-    if bool((g >= 0).any()):
-        W.mul_(torch.where(g >= 0, 1.0 - g * lr_w, torch.ones_like(g)))
-    if bool((g < 0).any()):
-        norms = torch.linalg.vector_norm(W, dim=2, keepdim=True) + S.eps
-        W.addcmul_(W * (1.0 - 1.0 / norms), torch.where(g < 0, lr_w * g, torch.zeros_like(g)))
+    # decay on W only, before Adam as the paper's AdamW does, cell by cell with scalar factors (so a
+    # cell's numbers do not depend on the other cells of its job): γ ≥ 0 scales W by 1 − γ·lr, γ < 0
+    # adds lr·γ·W_i(1 − 1/‖W_i‖)
+    for c, g in enumerate(P["gamma"].tolist()):
+        Wc = W[c]
+        if g >= 0:
+            Wc.mul_(1.0 - g * lr_w)
+        else:
+            norms = torch.linalg.vector_norm(Wc, dim=1, keepdim=True) + S.eps
+            Wc.add_(Wc * (1.0 - 1.0 / norms), alpha=lr_w * g)
     bc1, bc2 = 1 - S.beta1**t, 1 - S.beta2**t
-    # Adam, one fused call per operation over the C cells (torch._foreach_*), on per-cell views
     for X, grads, m1, v1, lr in ((W, gWs, P["mW"], P["vW"], lr_w), (P["b"], gbs, P["mb"], P["vb"], lr_b)):
+        if C == 1:
+            grad = grads[0].unsqueeze(0)
+            m1.mul_(S.beta1).add_(grad, alpha=1 - S.beta1)
+            v1.mul_(S.beta2).addcmul_(grad, grad, value=1 - S.beta2)
+            denom = v1.sqrt().div_(math.sqrt(bc2)).add_(S.eps)
+            X.addcdiv_(m1, denom, value=-lr / bc1)
+            continue
+        # one fused call per operation over the C cells (torch._foreach_*), on per-cell views
         xs, ms, vs = list(X.unbind(0)), list(m1.unbind(0)), list(v1.unbind(0))
         torch._foreach_mul_(ms, S.beta1)
         torch._foreach_add_(ms, grads, alpha=1 - S.beta1)
