@@ -1,20 +1,9 @@
 # Superposition toy model (Liu, Liu & Gore 2025): one job per grid cell (distribution, n, gamma, m,
 # seed), so adding a grid value adds jobs and reruns nothing; then the tables, then the section.
 # Config → params and job lists: depthwidth.superposition.pipeline.
+from functools import partial
+
 from depthwidth.superposition import pipeline as superposition_pipeline  # noqa: E402
-
-
-def superposition_models(name="model.safetensors"):
-    """Every cell file of the configured grid (checked at parse time: a bad grid fails before any job)."""
-    return superposition_pipeline.cell_paths(config, name)
-
-
-def superposition_runtime(wildcards):
-    return superposition_pipeline.runtime_minutes(config, int(wildcards.m))
-
-
-def superposition_mem_mb(wildcards):
-    return superposition_pipeline.mem_mb(config, int(wildcards.n), int(wildcards.m))
 
 
 rule superposition_train:
@@ -35,8 +24,8 @@ rule superposition_train:
         "../envs/depthwidth.yaml"
     threads: superposition_pipeline.threads(config)
     resources:
-        mem_mb=grow_with_attempt(superposition_mem_mb),
-        runtime=grow_with_attempt(superposition_runtime),
+        mem_mb=grow_with_attempt(partial(superposition_pipeline.mem_mb, config)),
+        runtime=grow_with_attempt(partial(superposition_pipeline.runtime_minutes, config)),
         # speed settings, not params: editing them retrains nothing (gpu = 1 with device: cuda)
         checkpoint_every=superposition_pipeline.checkpoint_every(config),
         gpu=superposition_pipeline.gpus(config),
@@ -50,7 +39,7 @@ rule superposition_train:
 
 rule superposition_tables:
     input:
-        models=superposition_models(),
+        models=superposition_pipeline.cell_paths(config),
     output:
         cells="results/superposition/cells.csv",
         exponents="results/superposition/exponents.csv",
@@ -73,8 +62,8 @@ rule superposition_section:
     input:
         cells="results/superposition/cells.csv",
         exponents="results/superposition/exponents.csv",
-        models=superposition_models(),
-        infos=superposition_models("train.json"),
+        models=superposition_pipeline.cell_paths(config),
+        infos=superposition_pipeline.cell_paths(config, "train.json"),
     output:
         html="results/superposition/section.html",
         headline="results/superposition/headline.json",

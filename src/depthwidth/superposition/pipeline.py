@@ -107,19 +107,20 @@ def analysis_params(config: dict) -> dict:
     return result_params(cfg["analysis"]) if cfg else {}
 
 
-def runtime_minutes(config: dict, m: int) -> int:
-    """Runtime request for one cell (SLURM): ~6·batch·n·m flops per step at 2 GFLOP/s, plus 1 ms/step
-    of overheads, doubled, at least 5 minutes."""
+def runtime_minutes(config: dict, wildcards) -> int:
+    """Runtime request for the cell of ``wildcards`` (SLURM): ~6·batch·n·m flops per step at 2 GFLOP/s,
+    plus 1 ms/step of overheads, doubled, at least 5 minutes."""
+    m = int(wildcards.m)
     cfg = stage_config(config)
     n, B, steps = cfg["n_features"], cfg["batch_size"], cfg["steps"]
     s = steps * (6.0 * 0.7 * B * n * m / 2e9 + 1e-3)
     return int(max(5, 2 * s / 60 + 1))
 
 
-def mem_mb(config: dict, n: int, m: int) -> int:
-    """W and its Adam moments, three (batch × n) float32 blocks (pre-activations and their copies),
+def mem_mb(config: dict, wildcards) -> int:
+    """Memory request for the cell of ``wildcards``: W and its Adam moments, three (batch × n) float32 blocks (pre-activations and their copies),
     two (active features × n) tables with at most n rows, plus ~400 MB for Python and torch."""
-    batch = int(stage_config(config)["batch_size"])
+    n, m, batch = int(wildcards.n), int(wildcards.m), int(stage_config(config)["batch_size"])
     return int(400 + (16 * n * m + 12 * batch * n + 8 * n * n) / 1e6)
 
 
