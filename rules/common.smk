@@ -47,27 +47,6 @@ def fineweb_shard_paths():
 
 
 
-# Superposition toy model (rules/superposition.smk; depthwidth.superposition.pipeline).
-from depthwidth.superposition import pipeline as superposition_pipeline  # noqa: E402
-
-SUPERPOSITION = config.get("superposition") or {}
-
-
-def superposition_models(name="model.safetensors"):
-    """Every cell file of the configured grid (checked at parse time: a bad grid fails before any job)."""
-    return (
-        superposition_pipeline.cell_paths(SUPERPOSITION, name) if SUPERPOSITION else []
-    )
-
-
-def superposition_train_params():
-    return superposition_pipeline.train_params(SUPERPOSITION) if SUPERPOSITION else {}
-
-
-def superposition_analysis_params():
-    return dict(sorted(SUPERPOSITION.get("analysis", {}).items()))
-
-
 def grow_with_attempt(base):
     """A resource that grows on each retry, as the profile's set-resources do: base × attempt, where
     base is a number or a function of the wildcards (a job's own estimate)."""
@@ -76,16 +55,5 @@ def grow_with_attempt(base):
         return int((base(wildcards) if callable(base) else base) * attempt)
 
     return resource
-
-
-def superposition_runtime(wildcards):
-    return superposition_pipeline.estimate_minutes(SUPERPOSITION, int(wildcards.m))
-
-
-def superposition_mem_mb(wildcards):
-    """W and its Adam moments, three (batch × n) float32 blocks (pre-activations and their copies),
-    two (active features × n) tables with at most n rows, plus ~400 MB for Python and torch."""
-    n, batch = int(wildcards.n), int(SUPERPOSITION["batch_size"])
-    return int(400 + (16 * n * int(wildcards.m) + 12 * batch * n + 8 * n * n) / 1e6)
 
 

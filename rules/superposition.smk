@@ -1,5 +1,9 @@
 # Superposition toy model (Liu, Liu & Gore 2025): one job per grid cell (distribution, n, gamma, m,
 # seed), so adding a grid value adds jobs and reruns nothing; then the tables, then the section.
+# Config → params and job lists: depthwidth.superposition.pipeline.
+from functools import partial
+
+from depthwidth.superposition import pipeline as superposition_pipeline  # noqa: E402
 
 
 rule superposition_train:
@@ -18,19 +22,24 @@ rule superposition_train:
         seed=r"\d+",
     conda:
         "../envs/depthwidth.yaml"
-    threads: SUPERPOSITION.get("threads", 1)
+    threads: superposition_pipeline.threads(config)
     resources:
-        mem_mb=grow_with_attempt(superposition_mem_mb),
-        runtime=grow_with_attempt(superposition_runtime),
+        mem_mb=grow_with_attempt(partial(superposition_pipeline.mem_mb, config)),
+        runtime=grow_with_attempt(partial(superposition_pipeline.runtime_minutes, config)),
+        # speed settings, not params: editing them retrains nothing (gpu = 1 with device: cuda)
+        checkpoint_every=superposition_pipeline.checkpoint_every(config),
+        gpu=superposition_pipeline.gpus(config),
+        # with device: cuda the job goes to the cluster's GPU partition (profiles/slurm)
+        **superposition_pipeline.gpu_partition(config),
     params:
-        train=superposition_train_params(),
+        train=superposition_pipeline.train_params(config),
     script:
         "../scripts/superposition_train.py"
 
 
 rule superposition_tables:
     input:
-        models=superposition_models(),
+        models=superposition_pipeline.cell_paths(config),
     output:
         cells="results/superposition/cells.csv",
         exponents="results/superposition/exponents.csv",
@@ -44,7 +53,7 @@ rule superposition_tables:
         mem_mb=2000,
         runtime=10,
     params:
-        analysis=superposition_analysis_params(),
+        analysis=superposition_pipeline.analysis_params(config),
     script:
         "../scripts/superposition_tables.py"
 
@@ -53,11 +62,12 @@ rule superposition_section:
     input:
         cells="results/superposition/cells.csv",
         exponents="results/superposition/exponents.csv",
-        models=superposition_models(),
-        infos=superposition_models("train.json"),
+        models=superposition_pipeline.cell_paths(config),
+        infos=superposition_pipeline.cell_paths(config, "train.json"),
     output:
         html="results/superposition/section.html",
         headline="results/superposition/headline.json",
+        figures=directory("results/superposition/figures"),
     log:
         "logs/superposition/section.log",
     benchmark:
@@ -68,6 +78,6 @@ rule superposition_section:
         mem_mb=2000,
         runtime=10,
     params:
-        analysis=superposition_analysis_params(),
+        analysis=superposition_pipeline.analysis_params(config),
     script:
         "../scripts/superposition_section.py"

@@ -66,13 +66,14 @@ def _kill_when_mid_training(proc: subprocess.Popen, wd: Path, timeout: float = 3
 
 def _reference(tmp: Path, m: int) -> dict[str, np.ndarray]:
     """The same cell trained in one go, in this process, through the function the rule calls."""
-    from depthwidth.superposition.pipeline import train_cell, train_params
+    from depthwidth.superposition.pipeline import train_params
+    from depthwidth.superposition.train import superposition_train
 
     cfg = merged_config([OVERLAY])
     validate_config(cfg)  # fills the schema defaults, as the workflow does
     out = tmp / "reference"
     torch.set_num_threads(1)
-    train_cell("power-a1.5", 256, 1.0, m, 0, train_params(cfg["superposition"]),
+    superposition_train("power-a1.5", 256, 1.0, m, 0, train_params(cfg),
                str(out / "model.safetensors"), str(out / "train.json"), threads=1)
     return load_file(out / "model.safetensors")
 

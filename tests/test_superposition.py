@@ -13,7 +13,6 @@ from depthwidth.superposition import train as tr
 from depthwidth.superposition.analysis import (
     etf_closeness,
     final_loss,
-    fit_power_law,
     mean_sq_overlap,
     represented_fraction,
 )
@@ -23,7 +22,8 @@ from depthwidth.superposition.data import (
     feature_probabilities,
     parse_distribution,
 )
-from depthwidth.superposition.pipeline import cells, train_cell
+from depthwidth.fits import power_law_fit as fit_power_law
+from depthwidth.superposition.pipeline import cells
 from depthwidth.superposition.train import (
     TrainingDiverged,
     TrainSettings,
@@ -31,6 +31,7 @@ from depthwidth.superposition.train import (
     init_params,
     loss_and_grads,
     reference_train,
+    superposition_train,
     train_cells,
 )
 
@@ -143,7 +144,7 @@ def test_checkpoint_resume_gives_identical_result(tmp_path, monkeypatch):
     S = TrainSettings(n=80, batch=128, steps=60, warmup_steps=5, seed=2)
     (full,) = train_cells("power-a1.5", [-1.0], [6], S)
     ckpt = tmp_path / "ck.pt"
-    real = tr._step_cell
+    real = tr._step_group
     calls = {"n": 0}
 
     def crash(*a, **k):
@@ -152,25 +153,28 @@ def test_checkpoint_resume_gives_identical_result(tmp_path, monkeypatch):
             raise KeyboardInterrupt("simulated kill")
         return real(*a, **k)
 
-    monkeypatch.setattr(tr, "_step_cell", crash)
+    monkeypatch.setattr(tr, "_step_group", crash)
     with pytest.raises(KeyboardInterrupt):
         train_cells("power-a1.5", [-1.0], [6], S, checkpoint=ckpt, checkpoint_every=10)
-    monkeypatch.setattr(tr, "_step_cell", real)
+    monkeypatch.setattr(tr, "_step_group", real)
     assert torch.load(ckpt, weights_only=False)["step"] == 30
     (resumed,) = train_cells("power-a1.5", [-1.0], [6], S, checkpoint=ckpt, checkpoint_every=10)
     assert np.array_equal(resumed.W, full.W) and np.array_equal(resumed.losses, full.losses)
 
 
 def test_divergence_names_the_cell_and_writes_nothing(tmp_path):
-    params = {"batch_size": 64, "steps": 50, "warmup_steps": 1, "lr": 1e9, "checkpoint_every": 0}
+    params = {"batch_size": 64, "steps": 50, "warmup_steps": 1, "lr": 1e9, "min_lr_ratio": 0.05,
+              "lr_width_exponent": 0.0, "lr_width_reference": 8, "lr_bias_over_m": None, "loss_scale": 1.0,
+              "path": "auto"}
     model = tmp_path / "cell" / "model.safetensors"
     with pytest.raises(TrainingDiverged, match=r"gamma=-1.*power-a1\.5.*m=4.*at step \d+"):
-        train_cell("power-a1.5", 40, -1.0, 4, 0, params, str(model), str(tmp_path / "cell" / "train.json"))
+        superposition_train("power-a1.5", 40, -1.0, 4, 0, params, str(model), str(tmp_path / "cell" / "train.json"))
     assert not model.exists() and not (tmp_path / "cell" / "train.json").exists()
 
 
 def test_grid_checks_name_the_key():
-    cfg = {"n_features": 50, "widths": [10, 50], "weight_decays": [-1], "alphas": [1.5], "seeds": [0]}
+    cfg = {"n_features": 50, "widths": [10, 50], "weight_decays": [-1], "alphas": [1.5], "distributions": [],
+           "seeds": [0]}
     with pytest.raises(ValueError, match=r"superposition.widths \[50\].*n_features=50"):
         cells(cfg)
     cfg["widths"] = [10]
@@ -224,3 +228,69 @@ def test_small_grid_shows_both_regimes():
     rep_weak = [represented_fraction(r.W) * 300 / m for r, m in zip(res[4:], widths)]
     assert min(rep_strong) > 0.95  # strong: every feature has a row of norm ≈ 1
     assert all(0.4 < k < 1.2 for k in rep_weak), rep_weak  # weak: about m features kept
+
+
+def _paper_config(*overlays: str) -> dict:
+    import yaml
+
+    from conftest import REPO
+    from depthwidth.config import deep_merge, validate_config
+
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    for name in overlays:
+        deep_merge(cfg, yaml.safe_load((REPO / "config" / name).read_text()))
+    return validate_config(cfg)
+
+
+def test_paper_large_is_the_papers_exp17_setup():
+    """config/paper_large.yaml runs exp-17 as the paper's code does: loss ×100 before the backward pass,
+    γ ∈ {-1, +0.1}, the last 100 steps averaged and summed over features, a minimum width per law in
+    the fits (exponential m ≥ 8, power and linear m ≥ 32), a GPU per job; exp-10 keeps loss scale 1."""
+    from depthwidth.superposition import pipeline
+    from depthwidth.superposition.tables import min_fit_width
+
+    exp10 = _paper_config("paper.yaml")
+    assert exp10["superposition"]["loss_scale"] == 1.0 and pipeline.train_params(exp10)["loss_scale"] == 1.0
+    cfg = _paper_config("paper.yaml", "paper_large.yaml")
+    sp = cfg["superposition"]
+    assert (sp["n_features"], sp["batch_size"], sp["steps"], max(sp["widths"])) == (10240, 8192, 40000, 1024)
+    assert sp["weight_decays"] == [-1.0, 0.1]
+    assert pipeline.train_params(cfg)["loss_scale"] == 100.0
+    assert pipeline.gpus(cfg) == 1 and pipeline.gpus(exp10) == 0
+    an = pipeline.analysis_params(cfg)
+    assert an["final_window"] == 100 and an["loss_summed_over_features"] is True
+    assert [min_fit_width(d, an) for d in sp["distributions"]] == [32, 8, 8, 32]  # power, exp, exp, linear
+
+
+def test_loss_scale_scales_the_gradients_only():
+    n, B, m = 120, 256, 6
+    p = feature_probabilities("power-a1.2", n)
+    x = _Batch(*SparseSampler(p, B, torch.Generator().manual_seed(0)).sample(), B, n)
+    W, b = init_params(n, m, 0)
+    for path in ("features", "hidden"):
+        l1, gW1, gb1 = loss_and_grads(W, b, x, path)
+        l100, gW100, gb100 = loss_and_grads(W, b, x, path, loss_scale=100.0)
+        assert l100 == pytest.approx(l1, rel=1e-12)
+        assert torch.allclose(gW100, 100 * gW1, rtol=1e-5) and torch.allclose(gb100, 100 * gb1, rtol=1e-5)
+    # the reference loop uses it the same way: same cell, same data, loss scale 100 vs 1 differ only
+    # through Adam's ε
+    S1 = TrainSettings(n=n, batch=B, steps=20, warmup_steps=2)
+    S100 = TrainSettings(n=n, batch=B, steps=20, warmup_steps=2, loss_scale=100.0)
+    _, _, ref1 = reference_train("power-a1.2", -1.0, m, S1)
+    _, _, ref100 = reference_train("power-a1.2", -1.0, m, S100)
+    assert ref1[0] == ref100[0] and np.allclose(ref1, ref100, rtol=0.05)
+
+
+def test_exponents_table_per_law_min_width_and_summed_loss():
+    import pandas as pd
+
+    from depthwidth.superposition.tables import exponents_table
+
+    ms = np.array([8, 16, 32, 64, 128])
+    rows = [{"distribution": d, "gamma": -1.0, "n": 100, "m": m, "final_loss": float(m) ** -1.0 * (2.0 if m < 32 else 1.0),
+             "represented_fraction": 1.0} for d in ("power-a1.2", "exponential-k400") for m in ms]
+    an = {"fit_min_width": None, "fit_max_width": None, "fit_min_width_by_law": {"power": 32, "exponential": 8},
+          "loss_summed_over_features": True}
+    ex = exponents_table(pd.DataFrame(rows), an).set_index("distribution")
+    assert ex.loc["power-a1.2", "m_min"] == 32 and ex.loc["power-a1.2", "exponent"] == pytest.approx(1.0)
+    assert ex.loc["exponential-k400", "m_min"] == 8 and ex.loc["exponential-k400", "exponent"] > 1.1

@@ -25,7 +25,9 @@ def test_superposition_end_to_end_and_grid_growth(tmp_path):
     assert len(exps) == 2 and set(exps.regime) == {"strong", "weak"} and exps.exponent.notna().all()
     rows = json.loads((res / "headline.json").read_text())
     assert len(rows) == 2 and all(set(r) >= {"quantity", "paper", "value", "err", "agree"} for r in rows)
-    assert (res / "section.html").read_text().count("data:image/png;base64") >= 4
+    # figures are files beside the section (the report rule embeds them)
+    assert (res / "section.html").read_text().count("<figure>") >= 4
+    assert len(list((res / "figures").glob("*.png"))) >= 4
     cell = res / "cells/power-a1.5/n64/gamma-1/m8/seed0"
     assert (cell / "model.safetensors").exists() and not (cell / "checkpoint.pt").exists()
 

@@ -21,7 +21,6 @@ import math
 import numpy as np
 
 
-
 def welch_bound_sq(k: int, m: int) -> float:
     """Squared Welch bound (k − m) / (m (k − 1)): the smallest possible max squared overlap of k unit
     vectors in R^m (k > m); equiangular tight frames reach it."""
@@ -92,33 +91,6 @@ def cell_metrics(W: np.ndarray, losses: np.ndarray, window: int, norm_threshold:
            "mean_sq_overlap": mean_sq_overlap(W, norm_threshold),
            "mean_row_norm": float(row_norms(W).mean())}
     out.update({f"etf_{k}" if not k.startswith("etf") else k: v for k, v in etf_closeness(W, etf_factor).items()})
-    return out
-
-
-def fit_power_law(widths, losses) -> dict:
-    """Least-squares fit of log L = c − α_m log m over all given points (seeds pooled).
-
-    Returns {'exponent' α_m, 'stderr' (OLS standard error of the slope; nan with < 3 distinct
-    widths), 'intercept' c, 'n_points', 'm_min', 'm_max'}."""
-    m = np.asarray(widths, dtype=np.float64)
-    L = np.asarray(losses, dtype=np.float64)
-    ok = np.isfinite(L) & (L > 0) & (m > 0)
-    m, L = m[ok], L[ok]
-    out = {"exponent": float("nan"), "stderr": float("nan"), "intercept": float("nan"),
-           "n_points": int(m.size), "m_min": float(m.min()) if m.size else float("nan"),
-           "m_max": float(m.max()) if m.size else float("nan")}
-    if np.unique(m).size < 2:
-        return out
-    x, y = np.log(m), np.log(L)
-    X = np.stack([np.ones_like(x), x], 1)
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    out["exponent"], out["intercept"] = float(-coef[1]), float(coef[0])
-    dof = x.size - 2
-    if dof > 0 and np.unique(m).size >= 3:
-        resid = y - X @ coef
-        s2 = float(resid @ resid) / dof
-        cov = s2 * np.linalg.inv(X.T @ X)
-        out["stderr"] = float(math.sqrt(cov[1, 1]))
     return out
 
 

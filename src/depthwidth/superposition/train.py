@@ -18,14 +18,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors.numpy import save_file
 
+from depthwidth.files import atomic_torch_save, atomic_write, atomic_write_json
 from depthwidth.superposition.data import SparseSampler, feature_probabilities, parse_distribution
 
 log = logging.getLogger("depthwidth.superposition")
@@ -35,7 +36,9 @@ log = logging.getLogger("depthwidth.superposition")
 class TrainSettings:
     """Settings shared by every cell of a job. ``lr`` is the peak lr of W at width ``lr_width_reference``;
     a cell of width m uses lr·(lr_width_reference/m)^lr_width_exponent (exp-17: 0.02·(8/m)^0.25), and
-    its bias uses ``lr_bias_over_m``/m when set (exp-17: 2/m), else the same lr as W."""
+    its bias uses ``lr_bias_over_m``/m when set (exp-17: 2/m), else the same lr as W. ``loss_scale``
+    multiplies the loss before the gradients (exp-17: 100, exp-10: 1); with Adam it only changes how
+    the gradients compare with ε = 1e-8, which matters when they are tiny (n = 10240, batch 8192)."""
 
     n: int
     batch: int
@@ -46,6 +49,7 @@ class TrainSettings:
     lr_width_exponent: float = 0.0
     lr_width_reference: float = 8.0
     lr_bias_over_m: float | None = None
+    loss_scale: float = 1.0
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
@@ -88,12 +92,6 @@ class TrainingDiverged(FloatingPointError):
     pass
 
 
-def _atomic_save(obj, path: Path) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
 @dataclass
 class CellResult:
     gamma: float
@@ -113,6 +111,7 @@ def train_cells(
     path: str = "auto",
     threads: int | None = None,
     progress_every_s: float = 10.0,
+    device: str = "cpu",
 ) -> list[CellResult]:
     """Train C = len(gammas) cells (γ_c, m_c) on one data stream and return one ``CellResult`` each.
 
@@ -125,7 +124,8 @@ def train_cells(
     'hidden' forms h = x W (cost ∝ rows·n·m); 'auto' picks the cheaper for each batch and width
     (``choose_path``), and the choice is a function of the batch, so a resumed run repeats it.
     ``checkpoint``: file written atomically every ``checkpoint_every`` steps and resumed from when
-    present and made with the same settings.
+    present and made with the same settings. ``device``: where the cells train ('cpu' or 'cuda'); the
+    inputs are drawn on the CPU either way, so a cell sees the same data on both.
     """
     if len(gammas) != len(widths) or not gammas:
         raise ValueError("gammas and widths must be non-empty lists of equal length")
@@ -142,11 +142,11 @@ def train_cells(
     params = {}
     for m, idx in groups.items():
         W0, b0 = init_params(n, m, S.seed)
-        W = W0.expand(len(idx), n, m).clone()
-        b = b0.expand(len(idx), n).clone()
+        W = W0.expand(len(idx), n, m).clone().to(device)
+        b = b0.expand(len(idx), n).clone().to(device)
         params[m] = {"W": W, "b": b, "mW": torch.zeros_like(W), "vW": torch.zeros_like(W),
                      "mb": torch.zeros_like(b), "vb": torch.zeros_like(b),
-                     "gamma": torch.tensor([float(gammas[c]) for c in idx])}
+                     "gamma": torch.tensor([float(gammas[c]) for c in idx], device=device)}
     losses = torch.zeros(C, S.steps)
     gen = torch.Generator().manual_seed(_seed_of("data", S.seed, dist, n, B))
     start = 0
@@ -155,10 +155,10 @@ def train_cells(
                    "settings": asdict(S)}
     ckpt = Path(checkpoint) if checkpoint else None
     if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
+        state = torch.load(ckpt, weights_only=False, map_location=device)
         if state.get("fingerprint") == fingerprint:
             params, losses = state["params"], state["losses"]
-            gen.set_state(state["gen"])
+            gen.set_state(state["gen"].cpu())
             start = int(state["step"])
             log.info("%s: resumed from checkpoint %s at step %d", label, ckpt, start)
         else:
@@ -174,13 +174,12 @@ def train_cells(
     t_last = t0
     for step in range(start, S.steps):
         f = lr_factor(step, S.steps, S.warmup_steps, S.min_lr_ratio)
-        batch = _Batch(*sampler.sample(), B, n)
+        batch = _Batch(*(t.to(device) for t in sampler.sample()), B, n)
         for m, idx in groups.items():
             lr_w, lr_b = (lr * f for lr in cell_lrs(S, m))
             pm = path if path != "auto" else choose_path(m, batch.Ba, batch.n_features)
             path_steps[m][pm] += 1
-            loss = torch.tensor([_step_cell(params[m], j, batch, pm, lr_w, lr_b, step + 1, S)
-                                 for j in range(len(idx))])
+            loss = _step_group(params[m], batch, pm, lr_w, lr_b, step + 1, S)
             if not bool(torch.isfinite(loss).all()):
                 c = idx[int(torch.nonzero(~torch.isfinite(loss))[0])]
                 raise TrainingDiverged(
@@ -192,7 +191,7 @@ def train_cells(
 
         done = step + 1
         if ckpt is not None and checkpoint_every and done % checkpoint_every == 0 and done < S.steps:
-            _atomic_save({"fingerprint": fingerprint, "params": params, "losses": losses,
+            atomic_torch_save({"fingerprint": fingerprint, "params": params, "losses": losses,
                           "gen": gen.get_state(), "step": done}, ckpt)
         now = time.monotonic()
         if now - t_last >= progress_every_s or done == S.steps:
@@ -207,7 +206,7 @@ def train_cells(
     for c, (gmm, m) in enumerate(zip(gammas, widths)):
         j = groups[m].index(c)
         P = params[m]
-        out.append(CellResult(float(gmm), int(m), P["W"][j].numpy().copy(), P["b"][j].numpy().copy(),
+        out.append(CellResult(float(gmm), int(m), P["W"][j].cpu().numpy().copy(), P["b"][j].cpu().numpy().copy(),
                               losses[c].numpy().copy()))
     return out
 
@@ -232,27 +231,36 @@ class _Batch:
         urows, rid, counts = torch.unique_consecutive(rows, return_inverse=True, return_counts=True)
         self.B, self.n, self.K, self.Ba = B, n, feats.numel(), urows.numel()
         self.feats, self.vals, self.rid = feats, vals, rid
+        self.counts, self.chunk_rows = counts, chunk_rows
         ends = torch.cumsum(counts, 0)
         self.row_offsets = ends - counts  # (Ba,) first entry of each active row
-        # chunks of ≤ chunk_rows active rows: (row0, row1, entry0, entry1)
-        self.chunks = []
-        e = ends.tolist()
-        for r0 in range(0, self.Ba, chunk_rows):
-            r1 = min(r0 + chunk_rows, self.Ba)
-            k0 = 0 if r0 == 0 else e[r0 - 1]
-            self.chunks.append((r0, r1, k0, e[r1 - 1]))
         self.act, self.inv, fcounts = torch.unique(feats, return_inverse=True, return_counts=True)
         order = torch.argsort(self.inv, stable=True)
         self.f_rid, self.f_vals = rid[order], vals[order]
         self.f_offsets = torch.cumsum(fcounts, 0) - fcounts
+        # The same bags with one more entry each, index a (the bias row appended to G_A) and weight 1:
+        # one embedding_bag then forms x_A G_A + b without a separate pass over the (Ba × n) result.
+
+    @property
+    def chunks(self) -> list[tuple[int, int, int, int]]:
+        """Chunks of ≤ chunk_rows active rows: (row0, row1, entry0, entry1) (the hidden route's blocks)."""
+        if not hasattr(self, "_chunks"):
+            e = torch.cumsum(self.counts, 0).tolist()
+            self._chunks = []
+            for r0 in range(0, self.Ba, self.chunk_rows):
+                r1 = min(r0 + self.chunk_rows, self.Ba)
+                self._chunks.append((r0, r1, 0 if r0 == 0 else e[r0 - 1], e[r1 - 1]))
+        return self._chunks
 
     @property
     def n_features(self) -> int:
         return self.act.numel()
 
 
-def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str) -> tuple[float, torch.Tensor, torch.Tensor]:
-    """Loss (mean over batch and features) and its gradients (n, m), (n,) for one cell on batch x.
+def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str, loss_scale: float = 1.0
+                   ) -> tuple[float, torch.Tensor, torch.Tensor]:
+    """Loss (mean over batch and features) and the gradients (n, m), (n,) of ``loss_scale`` × loss for one
+    cell on batch x (the paper's exp-17 scales its loss by 100 before the backward pass).
 
     Both routes are exact. With pre = x W Wᵀ + b and R = dL/dpre, dL/dW = (xᵀR) W + Rᵀ(x W).
 
@@ -267,7 +275,7 @@ def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str) -> tu
     three products ∝ a·n·m.
     """
     if path == "features":
-        return _loss_and_grads_features(W, b, x)
+        return _loss_and_grads_features(W, b, x, loss_scale)
     if path != "hidden":
         raise ValueError(f"path must be 'features' or 'hidden', not {path!r}")
     B, n = x.B, x.n
@@ -289,7 +297,7 @@ def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str) -> tu
         gW.index_add_(0, feats, dh[rid] * vals[:, None])  # xᵀ (R W)
         gWt += z.t() @ R  # (Rᵀ h)ᵀ
     gW += gWt.t()
-    scale = 2.0 / (B * n)
+    scale = 2.0 * loss_scale / (B * n)
     return sq / (B * n), gW.mul_(scale), gb.mul_(scale)
 
 
@@ -314,7 +322,8 @@ def _residual_into(y: torch.Tensor, rid, feats, vals) -> tuple[torch.Tensor, flo
     return y, sq
 
 
-def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch) -> tuple[float, torch.Tensor, torch.Tensor]:
+def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch, loss_scale: float = 1.0
+                             ) -> tuple[float, torch.Tensor, torch.Tensor]:
     B, n = x.B, x.n
     WA = W[x.act]  # (a, m)
     Wt = W.t().contiguous()  # (m, n); the products below are oriented as MKL runs them fastest at small m
@@ -328,36 +337,94 @@ def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch) -> tup
     D = emb(x.f_rid, R, x.f_offsets, mode="sum", per_sample_weights=x.f_vals)  # (a, n)
     gW = (WA.t() @ D).t().contiguous()  # Rᵀ x W
     gW.index_add_(0, x.act, (Wt @ D.t()).t())  # xᵀ R W
-    scale = 2.0 / (B * n)
+    scale = 2.0 * loss_scale / (B * n)
     return sq / (B * n), gW.mul_(scale), gb.mul_(scale)
 
 
-def _step_cell(P: dict, c: int, x: _Batch, path: str, lr_w: float, lr_b: float, t: int,
-               S: TrainSettings) -> float:
-    """One training step of cell c of a width group (views P['W'][c] etc.), in place. Returns its loss."""
-    W, b = P["W"][c], P["b"][c]  # (n, m), (n,)
-    loss, gW, gb = loss_and_grads(W, b, x, path)
-
-    # decay on W only, before Adam as the paper's AdamW does
-    g = float(P["gamma"][c])
-    if g >= 0:
-        W.mul_(1.0 - g * lr_w)
-    else:
-        norms = torch.linalg.vector_norm(W, dim=1, keepdim=True) + S.eps
-        W.add_(W * (1.0 - 1.0 / norms), alpha=lr_w * g)
+def _step_group(P: dict, x: _Batch, path: str, lr_w: float, lr_b: float, t: int, S: TrainSettings) -> torch.Tensor:
+    """One training step of every cell of a width group (stacks P['W'] (C, n, m) etc.), in place.
+    Gradients and decay go cell by cell (cache-sized blocks); Adam runs as one torch._foreach_* call per
+    operation over the C cells (elementwise, so each cell's numbers are those of a step of its own).
+    Returns the C losses."""
+    C = P["W"].shape[0]
+    losses, gWs, gbs = [], [], []
+    for c in range(C):
+        loss, gW, gb = loss_and_grads(P["W"][c], P["b"][c], x, path, S.loss_scale)
+        losses.append(loss)
+        gWs.append(gW)
+        gbs.append(gb)
+    W = P["W"]
+    # decay on W only, before Adam as the paper's AdamW does, cell by cell with scalar factors (so a
+    # cell's numbers do not depend on the other cells of its job): γ ≥ 0 scales W by 1 − γ·lr, γ < 0
+    # adds lr·γ·W_i(1 − 1/‖W_i‖)
+    for c, g in enumerate(P["gamma"].tolist()):
+        Wc = W[c]
+        if g >= 0:
+            Wc.mul_(1.0 - g * lr_w)
+        else:
+            norms = torch.linalg.vector_norm(Wc, dim=1, keepdim=True) + S.eps
+            Wc.add_(Wc * (1.0 - 1.0 / norms), alpha=lr_w * g)
     bc1, bc2 = 1 - S.beta1**t, 1 - S.beta2**t
-    for X, grad, m1, v1, lr in ((W, gW, P["mW"][c], P["vW"][c], lr_w), (b, gb, P["mb"][c], P["vb"][c], lr_b)):
-        m1.mul_(S.beta1).add_(grad, alpha=1 - S.beta1)
-        v1.mul_(S.beta2).addcmul_(grad, grad, value=1 - S.beta2)
-        denom = v1.sqrt().div_(math.sqrt(bc2)).add_(S.eps)
-        X.addcdiv_(m1, denom, value=-lr / bc1)
-    return loss
+    for X, grads, m1, v1, lr in ((W, gWs, P["mW"], P["vW"], lr_w), (P["b"], gbs, P["mb"], P["vb"], lr_b)):
+        if C == 1:
+            grad = grads[0].unsqueeze(0)
+            m1.mul_(S.beta1).add_(grad, alpha=1 - S.beta1)
+            v1.mul_(S.beta2).addcmul_(grad, grad, value=1 - S.beta2)
+            denom = v1.sqrt().div_(math.sqrt(bc2)).add_(S.eps)
+            X.addcdiv_(m1, denom, value=-lr / bc1)
+            continue
+        # one fused call per operation over the C cells (torch._foreach_*), on per-cell views
+        xs, ms, vs = list(X.unbind(0)), list(m1.unbind(0)), list(v1.unbind(0))
+        torch._foreach_mul_(ms, S.beta1)
+        torch._foreach_add_(ms, grads, alpha=1 - S.beta1)
+        torch._foreach_mul_(vs, S.beta2)
+        torch._foreach_addcmul_(vs, grads, grads, value=1 - S.beta2)
+        denom = torch._foreach_sqrt(vs)
+        torch._foreach_div_(denom, math.sqrt(bc2))
+        torch._foreach_add_(denom, S.eps)
+        torch._foreach_addcdiv_(xs, ms, denom, value=-lr / bc1)
+    return torch.tensor(losses)
 
 
 def remove_checkpoint(checkpoint: str | Path | None) -> None:
     """Delete a finished job's checkpoint (its outputs now hold everything)."""
     if checkpoint and Path(checkpoint).exists():
         Path(checkpoint).unlink()
+
+
+def settings_from_params(n: int, seed: int, params: dict) -> TrainSettings:
+    """TrainSettings of one cell from the rule's params (the schema has filled in every default)."""
+    return TrainSettings(n=int(n), batch=int(params["batch_size"]), steps=int(params["steps"]),
+                         warmup_steps=int(params["warmup_steps"]), lr=float(params["lr"]),
+                         min_lr_ratio=float(params["min_lr_ratio"]),
+                         lr_width_exponent=float(params["lr_width_exponent"]),
+                         lr_width_reference=float(params["lr_width_reference"]),
+                         lr_bias_over_m=params["lr_bias_over_m"], loss_scale=float(params["loss_scale"]),
+                         seed=int(seed))
+
+
+def superposition_train(dist: str, n: int, gamma: float, m: int, seed: int, params: dict, model_path: str,
+                        info_path: str, checkpoint_every: int = 0, threads: int = 1, device: str = "cpu") -> dict:
+    """Train one cell (resuming from its checkpoint if any), write its model and train.json, return the
+    latter's contents. ``params``: the rule's params (``pipeline.train_params``)."""
+    S = settings_from_params(n, seed, params)
+    model_path = Path(model_path)
+    ckpt = model_path.parent / "checkpoint.pt"
+    ckpt.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    (res,) = train_cells(dist, [float(gamma)], [int(m)], S, checkpoint=ckpt, checkpoint_every=int(checkpoint_every),
+                         path=params["path"], threads=threads, device=device)
+    seconds = time.monotonic() - t0
+    tensors = {"W": res.W, "b": res.b, "loss_curve": res.losses}
+    atomic_write(model_path, lambda p: save_file(tensors, str(p)))
+    info = {"dist": dist, "n": int(n), "gamma": float(gamma), "m": int(m), "seed": int(seed),
+            "settings": dict(params), "train_seconds": seconds,
+            "ms_per_step": 1e3 * seconds / max(S.steps, 1)}
+    atomic_write_json(info_path, info)
+    remove_checkpoint(ckpt)
+    log.info("cell %s gamma=%s m=%s seed=%s done in %.1fs, last loss %.4g", dist, gamma, m, seed,
+             seconds, float(res.losses[-1]))
+    return info
 
 
 # ---------------------------------------------------------------------------------------------
@@ -383,7 +450,7 @@ def reference_train(dist: str, gamma: float, m: int, settings: TrainSettings, se
         y = torch.relu(x @ W @ W.T + b)
         loss = torch.nn.functional.mse_loss(y, x)
         W.grad = b.grad = None
-        loss.backward()
+        (loss * S.loss_scale).backward()
         losses[step] = loss.item()
         with torch.no_grad():
             t = step + 1
