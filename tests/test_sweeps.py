@@ -295,3 +295,15 @@ def test_section_verdict_on_alpha_l():
     assert verdict(summary(1.3, 2.0))[0] == "contradicts"
     assert verdict(summary(0.25, None))[0] == "cannot tell"
     assert verdict(summary(0.3, 1.5))[0] == "cannot tell"
+
+
+def test_section_compares_sweeps(tmp_path):
+    from depthwidth.chinchilla.section import sweeps_html
+    from depthwidth.report.html import Figures
+
+    out = identify.identify(good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]})
+    body, table = sweeps_html(Figures(tmp_path), [{"sweep": "mine", "n_exponents": 3, **out}])
+    assert table["sweep"].tolist() == ["mine"] and table["α_m 68 %"].iloc[0] == "–"
+    # the true α_ℓ = 1.2 with 0.5 % noise: the 95 % interval is narrow and excludes 1
+    assert "mine contradicts α_ℓ ≈ 1" in body, body
+    assert (tmp_path / "profile_alpha_l_mine.png").is_file() and "No sweep ties" in body
