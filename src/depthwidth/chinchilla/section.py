@@ -332,8 +332,9 @@ def _value(s: dict, a: str) -> str:
     p = s["params"][a]
     if a in s["fixed"]:
         return f"{p['value']:.3g} (fixed)"
-    se = f" ({p['stderr']:.2g})" if p["stderr"] is not None else " (SE n/a)"
-    return f"{p['value']:.3g}{se}" + (" bound" if a in s["at_bound"] else "")
+    if a in s["at_bound"]:
+        return f"{p['value']:.3g} (at bound; SE meaningless)"
+    return f"{p['value']:.3g}" + (f" ({p['stderr']:.2g})" if p["stderr"] is not None else " (SE n/a)")
 
 
 def sweep_table(summaries: list[dict]) -> pd.DataFrame:
@@ -356,8 +357,8 @@ def tied_html(summaries: list[dict]) -> str:
         return "<p>No sweep ties its training tokens to model size (|corr(log D, log N)| ≤ 0.9 in each).</p>"
     names = ", ".join(f"{s['sweep']} (corr(log D, log N) = {s['tokens_vs_size']['corr_logD_logN']:.3f})" for s in tied)
     return (f"<p>Tokens are tied to model size in {names}: there the data term c_D/D^α_D is nearly a function "
-            "of width and depth, so α_D trades against α_m (and L0) and those exponents are not separately "
-            "identified; only the depth exponent, with width and depth crossed, is read from such a sweep.</p>")
+            "of width and depth, so α_D can trade against α_m, α_ℓ and L0; read those exponents with their "
+            "profile intervals and correlations (identify.json), not alone.</p>")
 
 
 def verdict(s: dict) -> tuple[str, str]:
