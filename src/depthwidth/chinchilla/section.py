@@ -375,10 +375,10 @@ def verdict(s: dict) -> tuple[str, str]:
     if lo_ok and hi_ok and "alpha_l" not in s["at_bound"]:
         return "supports", (f"{name} supports α_ℓ ≈ 1 ({ends}: it holds 1 and excludes α_ℓ ≤ {SUPPORT_RANGE[0]} "
                             f"and ≥ {SUPPORT_RANGE[1]}).")
-    return "cannot tell", (f"{name} cannot tell: α_ℓ = 1 is consistent ({ends}), but so are α_ℓ "
-                           f"{'≤ ' + str(SUPPORT_RANGE[0]) if not lo_ok else ''}"
-                           f"{' and ' if not lo_ok and not hi_ok else ''}"
-                           f"{'≥ ' + str(SUPPORT_RANGE[1]) if not hi_ok else ''}.")
+    wide = " and ".join(w for w, ok in ((f"below {SUPPORT_RANGE[0]}", lo_ok), (f"above {SUPPORT_RANGE[1]}", hi_ok))
+                        if not ok)
+    return "cannot tell", (f"{name} cannot tell: α_ℓ = 1 is inside its {ends}, but the interval also reaches "
+                           f"{wide} (support needs it within {SUPPORT_RANGE[0]}–{SUPPORT_RANGE[1]}).")
 
 
 def figure_profile(figs: Figures, s: dict) -> str:
