@@ -32,7 +32,11 @@ LOAD_KEYS = ("name", "loader", "path", "columns", "options", "n_exponents", "dro
 
 
 def sweep_names(config: dict) -> list[str]:
-    return [s["name"] for s in config["chinchilla"]["sweeps"]]
+    names = [s["name"] for s in config["chinchilla"]["sweeps"]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"chinchilla.sweeps: name(s) {twice} used more than once; each sweep needs its own name")
+    return names
 
 
 def sweep(config: dict, name: str) -> dict:
