@@ -1,5 +1,12 @@
 # Chinchilla: reconstruct (N, D, d_model, n_layers, loss) and fit the decomposed law.
 from depthwidth.chinchilla import pipeline as chinchilla_pipeline
+from depthwidth.chinchilla.sweeps import openlm_files
+
+OPENLM_FILES = openlm_files(MANIFEST)
+
+
+wildcard_constraints:
+    sweep="[A-Za-z0-9_.-]+",
 
 
 rule chinchilla_points:
@@ -66,6 +73,51 @@ rule chinchilla_drop_scan:
         "../scripts/chinchilla_drop_scan.py"
 
 
+# Sweeps (chinchilla.sweeps): each named table of runs, loaded and checked, then the law fitted with its
+# identifiability (profile likelihood, correlations, tokens tied to size). The chinchilla sweep repeats
+# the main fit's points; fit.json above stays the stage's main fit.
+rule chinchilla_sweep_points:
+    input:
+        lambda wc: chinchilla_pipeline.sweep_inputs(config, wc.sweep, OPENLM_FILES),
+    output:
+        runs="results/chinchilla/sweeps/{sweep}/runs.csv",
+    log:
+        "logs/chinchilla/sweeps/{sweep}/points.log",
+    benchmark:
+        "benchmarks/chinchilla/sweeps/{sweep}/points.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        spec=lambda wc: chinchilla_pipeline.sweep_load_params(config, wc.sweep),
+    script:
+        "../scripts/chinchilla_sweep_points.py"
+
+
+rule chinchilla_sweep_identify:
+    input:
+        runs="results/chinchilla/sweeps/{sweep}/runs.csv",
+    output:
+        identify="results/chinchilla/sweeps/{sweep}/identify.json",
+        profile="results/chinchilla/sweeps/{sweep}/profile.csv",
+    log:
+        "logs/chinchilla/sweeps/{sweep}/identify.log",
+    benchmark:
+        "benchmarks/chinchilla/sweeps/{sweep}/identify.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        cfg=lambda wc: chinchilla_pipeline.sweep_identify_params(config, wc.sweep),
+    script:
+        "../scripts/chinchilla_sweep_identify.py"
+
+
 rule chinchilla_section:
     input:
         points="results/chinchilla/points.csv",
@@ -73,10 +125,12 @@ rule chinchilla_section:
         fit="results/chinchilla/fit.json",
         bootstrap="results/chinchilla/bootstrap.csv",
         scan="results/chinchilla/drop_scan.csv",
+        sweeps=chinchilla_pipeline.sweep_targets(config),
     output:
         html="results/chinchilla/section.html",
         headline="results/chinchilla/headline.json",
         shape="results/chinchilla/optimal_shape.csv",
+        sweeps="results/chinchilla/sweeps.csv",
         figures=directory("results/chinchilla/figures"),
     log:
         "logs/chinchilla/section.log",

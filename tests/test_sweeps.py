@@ -3,39 +3,22 @@
 
 from __future__ import annotations
 
-import importlib
 import itertools
-import sys
-import types
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
-from conftest import REPO, SHARED_DATA
+from conftest import SHARED_DATA, run_snakemake
+from depthwidth.chinchilla import identify, sweeps
 
 OPENLM = SHARED_DATA / "openlm_scaling"
 needs_openlm = pytest.mark.skipif(not (OPENLM / "exp_data" / "grid.json").is_file(),
                                   reason=f"no OpenLM data in the mirror at {OPENLM}")
 
 
-def _modules():
-    """The two modules. Until src/depthwidth/chinchilla.py has become the package chinchilla/, that module
-    hides the folder, so load the folder's files as a private package (drop this once the move lands)."""
-    import depthwidth.chinchilla as c
-
-    if hasattr(c, "__path__"):
-        return importlib.import_module("depthwidth.chinchilla.sweeps"), importlib.import_module(
-            "depthwidth.chinchilla.identify")
-    pkg = sys.modules.get("_chinchilla_sweeps_pkg")
-    if pkg is None:
-        pkg = types.ModuleType("_chinchilla_sweeps_pkg")
-        pkg.__path__ = [str(REPO / "src" / "depthwidth" / "chinchilla")]
-        sys.modules[pkg.__name__] = pkg
-    return (importlib.import_module(f"{pkg.__name__}.sweeps"), importlib.import_module(f"{pkg.__name__}.identify"))
-
-
-sweeps, identify = _modules()
 
 TRUE = {"alpha_m": 0.9, "alpha_l": 1.2, "alpha_D": 0.3}
 
@@ -259,3 +242,68 @@ def test_profile_keeps_other_fixed_parameters():
     prof = identify.profile(df, "alpha_l", [1.0, 1.2], fixed={"alpha_D": 0.5}, n_starts=0,
                             best={**{k: 1.0 for k in identify.PARAMS}, "alpha_D": 0.5, "L0": 1.0})
     assert (prof["alpha_D"] == 0.5).all() and prof["value"].tolist() == [1.0, 1.2]
+
+
+# ---------------------------------------------------------------- a user's sweep through the rules
+def _user_sweep_config(tmp_path, entry: dict):
+    cfg = tmp_path / "sweeps.yaml"
+    cfg.write_text(yaml.safe_dump({"chinchilla": {"sweeps": [entry]}}))
+    return ("config/test.yaml", str(cfg))
+
+
+def test_user_sweep_fitted_by_adding_a_sweeps_entry(tmp_path):
+    """A user's CSV, added as a ``chinchilla.sweeps`` entry, runs through chinchilla_sweep_points and
+    chinchilla_sweep_identify; the known exponents come back within their errors."""
+    synthetic().to_csv(tmp_path / "my_runs.csv", index=False)
+    entry = {"name": "mine", "path": "my_runs.csv", "columns": MAPPING, "bootstrap": 0, "n_starts": 3,
+             "profile_points": 6}
+    run_snakemake(tmp_path, "results/chinchilla/sweeps/mine/identify.json",
+                  configfiles=_user_sweep_config(tmp_path, entry))
+    runs = pd.read_csv(tmp_path / "results/chinchilla/sweeps/mine/runs.csv")
+    assert len(runs) == 125 and list(runs.columns[:5]) == ["width", "depth", "tokens", "loss", "group"]
+    out = json.loads((tmp_path / "results/chinchilla/sweeps/mine/identify.json").read_text())
+    assert out["sweep"] == "mine" and out["n"] == 125 and out["at_bound"] == []
+    for a, truth in TRUE.items():
+        p = out["params"][a]
+        assert abs(p["value"] - truth) < 3 * p["stderr"], (a, p)
+    iv = out["profiles"]["alpha_l"]["intervals"]["95%"]
+    assert iv["lo"] < TRUE["alpha_l"] < iv["hi"] and out["identified"] == {"alpha_l": True}
+    prof = pd.read_csv(tmp_path / "results/chinchilla/sweeps/mine/profile.csv")
+    assert set(prof["param"]) == {"alpha_l"} and len(prof) >= 6
+
+
+def test_bad_user_sweep_fails_before_fitting(tmp_path):
+    synthetic().drop(columns=["blocks"]).to_csv(tmp_path / "my_runs.csv", index=False)
+    entry = {"name": "mine", "path": "my_runs.csv", "columns": {k: v for k, v in MAPPING.items() if k != "depth"}}
+    p = run_snakemake(tmp_path, "results/chinchilla/sweeps/mine/identify.json",
+                      configfiles=_user_sweep_config(tmp_path, entry), check=False)
+    err = p.stdout + p.stderr
+    assert p.returncode != 0 and "SweepError" in err and "sweep 'mine'" in err and "['depth']" in err, err[-3000:]
+    assert not (tmp_path / "results/chinchilla/sweeps/mine/runs.csv").exists()
+    assert not (tmp_path / "logs/chinchilla/sweeps/mine/identify.log").exists()  # never got to the fit
+
+
+def test_section_verdict_on_alpha_l():
+    from depthwidth.chinchilla.section import verdict
+
+    def summary(lo, hi, at_bound=()):
+        iv = {"lo": lo, "hi": hi, "closed_lo": lo is not None, "closed_hi": hi is not None, "grid": [0.05, 4.0]}
+        return {"sweep": "s", "fixed": {}, "at_bound": list(at_bound), "params": {"alpha_l": {"value": 1.1}},
+                "profiles": {"alpha_l": {"intervals": {"95%": iv, "68%": iv}}}}
+
+    assert verdict(summary(0.8, 1.4))[0] == "supports"
+    assert verdict(summary(1.3, 2.0))[0] == "contradicts"
+    assert verdict(summary(0.25, None))[0] == "cannot tell"
+    assert verdict(summary(0.3, 1.5))[0] == "cannot tell"
+
+
+def test_section_compares_sweeps(tmp_path):
+    from depthwidth.chinchilla.section import sweeps_html
+    from depthwidth.report.html import Figures
+
+    out = identify.identify(good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]})
+    body, table = sweeps_html(Figures(tmp_path), [{"sweep": "mine", "n_exponents": 3, **out}])
+    assert table["sweep"].tolist() == ["mine"] and table["α_m 68 %"].iloc[0] == "–"
+    # the true α_ℓ = 1.2 with 0.5 % noise: the 95 % interval is narrow and excludes 1
+    assert "mine contradicts α_ℓ ≈ 1" in body, body
+    assert (tmp_path / "profile_alpha_l_mine.png").is_file() and "No sweep ties" in body

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.adam import fit_adam
-from depthwidth.chinchilla.law import PARAMS, PAPER_INIT, FitData, decomposed_law, select_points
+from depthwidth.chinchilla.law import ALPHA_BOUNDS, PARAMS, PAPER_INIT, FitData, decomposed_law, select_points
 from depthwidth.chinchilla.shape import shape_exponents
 from depthwidth.files import atomic_write_csv, atomic_write_json
 from depthwidth.logs import Progress
@@ -29,7 +29,7 @@ def _make_params(init: dict, loss_min: float) -> lmfit.Parameters:
         p.add(f"log_{name}", value=np.log(init[name]), min=-20, max=30)
         p.add(name, expr=f"exp(log_{name})")
     for name in ("alpha_m", "alpha_l", "alpha_D"):
-        p.add(name, value=init[name], min=1e-3, max=10.0)
+        p.add(name, value=init[name], min=ALPHA_BOUNDS[0], max=ALPHA_BOUNDS[1])
     p.add("L0", value=min(init["L0"], 0.99 * loss_min), min=0.0, max=loss_min)
     return p
 

@@ -3,8 +3,8 @@ a flag for tokens tied to model size.
 
 The model is L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0 (L0 optionally one per group), fitted as in the
 stage's main fit: least squares on log L − log L̂ with lmfit (trust region), coefficients as logs, from
-several starts. It is defined here (``decomposed_law``, same form and parameter names as the stage's
-main fit) so that this module depends on nothing that is being moved.
+several starts (``law.decomposed_law``, the same parameter names and exponent bounds as the main fit; the
+offset may be one per group).
 
 Units: m = width/width_unit, ℓ = depth/depth_unit, D = tokens/tokens_unit. By default each unit is the
 geometric mean of that column over the sweep, which keeps any sweep well conditioned. Exponents, L0 and
@@ -26,21 +26,17 @@ import lmfit
 import numpy as np
 import pandas as pd
 
+from depthwidth.chinchilla.law import ALPHA_BOUNDS, PARAMS, decomposed_law
+from depthwidth.files import atomic_write_csv, atomic_write_json
+
 log = logging.getLogger("depthwidth.chinchilla.identify")
 
-PARAMS = ("c_m", "alpha_m", "c_l", "alpha_l", "c_D", "alpha_D", "L0")
 EXPONENTS = ("alpha_m", "alpha_l", "alpha_D")
 # Above this |corr(log D, log N)| a sweep's tokens count as tied to model size.
 TIED_THRESHOLD = 0.9
 CHI2_LEVELS = {"68%": 1.0, "95%": 3.84}
-ALPHA_BOUNDS = (1e-3, 10.0)
 # Default profile grid of an exponent (refined around the best fit by ``refine_grid``).
 DEFAULT_GRID = np.round(np.geomspace(0.05, 4.0, 25), 4)
-
-
-def decomposed_law(m, ell, D, c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0):
-    """Loss (nats/token); m, ell, D in fit units. ``L0`` may be an array (one offset per row)."""
-    return c_m * m ** (-alpha_m) + c_l * ell ** (-alpha_l) + c_D * D ** (-alpha_D) + L0
 
 
 @dataclass
@@ -353,4 +349,21 @@ def identified(summary: dict, level: str = "95%") -> dict:
     for a, prof in summary["profiles"].items():
         iv = prof["intervals"][level]
         out[a] = bool(a not in summary["at_bound"] and iv["closed_lo"] and iv["closed_hi"])
+    return out
+
+
+def chinchilla_sweep_identify(runs_csv, cfg: dict, json_out, profile_out) -> dict:
+    """Rule chinchilla_sweep_identify: ``identify`` on a sweep's runs.csv with the sweep's settings
+    (``cfg``: group_offsets, fixed, bootstrap, profile, profile_points, n_starts, seed). Writes the JSON
+    summary (with the sweep's name and n_exponents) and the profile rows as a CSV (column ``param``)."""
+    df = pd.read_csv(runs_csv, dtype={"group": str})
+    grid = np.round(np.geomspace(0.05, 4.0, cfg["profile_points"]), 4)
+    out = identify(df, group_offsets=cfg["group_offsets"], fixed=cfg["fixed"], n_starts=cfg["n_starts"],
+                   seed=cfg["seed"], n_bootstrap=cfg["bootstrap"], profile_grids={a: grid for a in cfg["profile"]})
+    out = {"sweep": cfg["name"], "n_exponents": cfg["n_exponents"], **out}
+    rows = [dict(param=a, **r) for a, prof in out["profiles"].items() for r in prof["rows"]]
+    cols = ["param", "value", "ssr", *EXPONENTS]
+    atomic_write_csv(profile_out, pd.DataFrame(rows, columns=cols))
+    atomic_write_json(json_out, out)
+    log.info("sweep %s: %s", cfg["name"], {a: round(out["params"][a]["value"], 4) for a in EXPONENTS})
     return out

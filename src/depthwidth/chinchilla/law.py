@@ -12,12 +12,15 @@ import numpy as np
 import pandas as pd
 
 PARAMS = ("c_m", "alpha_m", "c_l", "alpha_l", "c_D", "alpha_D", "L0")
+# Bounds of the fitted exponents α_m, α_ℓ, α_D.
+ALPHA_BOUNDS = (1e-3, 10.0)
 # Liu et al.'s starting point (their Adam fit starts here; lmfit's first start too).
 PAPER_INIT = {"c_m": 200.0, "alpha_m": 1.0, "c_l": 200.0, "alpha_l": 1.0, "c_D": 10.0, "alpha_D": 0.33, "L0": 1.69}
 
 
 def decomposed_law(m, ell, D, c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0):
-    """Loss (nats/token) of the decomposed law; m, ell, D already in fit units."""
+    """Loss (nats/token) of the decomposed law; m, ell, D already in fit units (``L0`` may be an array:
+    one offset per row)."""
     return c_m * m ** (-alpha_m) + c_l * ell ** (-alpha_l) + c_D * D ** (-alpha_D) + L0
 
 

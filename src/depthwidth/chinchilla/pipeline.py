@@ -21,3 +21,50 @@ def drop_scan_params(config: dict) -> dict:
     """The scan's k list and the fit settings it shares with the main fit."""
     fit = config["chinchilla"]["fit"]
     return dict(sorted({**{k: fit[k] for k in SCAN_FIT_KEYS}, **config["chinchilla"]["drop_scan"]}.items()))
+
+
+# ---------------------------------------------------------------- sweeps (chinchilla.sweeps)
+# Where a built-in loader reads when the sweep gives no path.
+LOADER_PATHS = {"chinchilla": "results/chinchilla/points.csv", "openlm_grid": "data/raw/openlm_scaling",
+                "openlm_main": "data/raw/openlm_scaling"}
+# Keys of a sweep entry that shape its runs.csv; the rest only change the identify rule.
+LOAD_KEYS = ("name", "loader", "path", "columns", "options", "n_exponents", "drop_highest")
+
+
+def sweep_names(config: dict) -> list[str]:
+    names = [s["name"] for s in config["chinchilla"]["sweeps"]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"chinchilla.sweeps: name(s) {twice} used more than once; each sweep needs its own name")
+    return names
+
+
+def sweep(config: dict, name: str) -> dict:
+    """The ``sweeps:`` entry called ``name``, its path filled in from the loader's default."""
+    for s in config["chinchilla"]["sweeps"]:
+        if s["name"] == name:
+            return {**s, "path": s.get("path") or LOADER_PATHS[s["loader"]]}
+    raise KeyError(f"no sweep '{name}' in chinchilla.sweeps (have {sweep_names(config)})")
+
+
+def sweep_inputs(config: dict, name: str, openlm_files: list[str]) -> list[str]:
+    """The files a sweep's runs.csv is made from: the OpenLM files pinned in the manifest (fetched by
+    rule fetch_file) for the OpenLM loaders, else the sweep's path."""
+    s = sweep(config, name)
+    if s.get("loader") in ("openlm_grid", "openlm_main") and s["path"] == LOADER_PATHS[s["loader"]]:
+        return [f"data/raw/{f}" for f in openlm_files]
+    return [s["path"]]
+
+
+def sweep_load_params(config: dict, name: str) -> dict:
+    s = sweep(config, name)
+    return dict(sorted({k: s[k] for k in LOAD_KEYS if k in s}.items()))
+
+
+def sweep_identify_params(config: dict, name: str) -> dict:
+    s = sweep(config, name)
+    return dict(sorted({k: v for k, v in s.items() if k not in LOAD_KEYS or k in ("name", "n_exponents")}.items()))
+
+
+def sweep_targets(config: dict) -> list[str]:
+    return [f"results/chinchilla/sweeps/{n}/identify.json" for n in sweep_names(config)]

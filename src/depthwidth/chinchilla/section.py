@@ -22,16 +22,27 @@ EXPONENTS = (("alpha_l", "α_ℓ (depth)"), ("alpha_m", "α_m (width)"), ("alpha
 
 
 # ---------------------------------------------------------------- the rule
-def chinchilla_section(inputs: dict, n_params: list[float], html_out, headline_out, shape_out, figures_dir) -> None:
-    """Rule chinchilla_section. ``inputs``: paths ``points, summary, fit, bootstrap, scan``."""
+def chinchilla_section(inputs: dict, n_params: list[float], html_out, headline_out, shape_out, figures_dir,
+                       sweeps_out=None) -> None:
+    """Rule chinchilla_section. ``inputs``: paths ``points, summary, fit, bootstrap, scan`` and ``sweeps``
+    (the identify.json of each sweep, in config order; may be empty)."""
     with open(inputs["fit"]) as f:
         fit = json.load(f)
     with open(inputs["summary"]) as f:
         recon = json.load(f)
+    figs = Figures(figures_dir)
     body, rows, shape = render(pd.read_csv(inputs["points"]), recon, fit, pd.read_csv(inputs["bootstrap"]),
-                               pd.read_csv(inputs["scan"]), n_params, Figures(figures_dir))
+                               pd.read_csv(inputs["scan"]), n_params, figs)
+    summaries = []
+    paths = inputs.get("sweeps") or []
+    for path in [paths] if isinstance(paths, str) else paths:
+        with open(path) as f:
+            summaries.append(json.load(f))
+    sweeps_body, table = sweeps_html(figs, summaries)
     atomic_write_csv(shape_out, shape)
-    write_section(html_out, headline_out, "chinchilla", TITLE, body, rows)
+    if sweeps_out:
+        atomic_write_csv(sweeps_out, table)
+    write_section(html_out, headline_out, "chinchilla", TITLE, body + sweeps_body, rows)
 
 
 def render(points: pd.DataFrame, recon: dict, fit: dict, boot: pd.DataFrame, scan: pd.DataFrame,
@@ -276,3 +287,115 @@ def figure_shape(figs: Figures, shape: pd.DataFrame) -> str:
     ax.legend(fontsize=8)
     return figs.html(fig, "optimal_shape", "Loss-optimal width and depth at fixed parameter count from the "
                      "fitted law (bands: bootstrap 95 % intervals). Parallel lines mean m ∝ ℓ.")
+
+
+# ---------------------------------------------------------------- sweeps
+SWEEP_EXPONENTS = (("alpha_l", "α_ℓ"), ("alpha_m", "α_m"), ("alpha_D", "α_D"))
+# "Supports α_ℓ ≈ 1": 1 inside the 95 % profile interval, which is closed and within these ends (it tells
+# α_ℓ ≈ 1 apart from a half and from 2); "contradicts": a closed end of the 95 % interval excludes 1.
+SUPPORT_RANGE = (0.5, 2.0)
+
+
+def sweeps_html(figs: Figures, summaries: list[dict]) -> tuple[str, pd.DataFrame]:
+    """The comparison of sweeps: table, tied-tokens sentence, a verdict on α_ℓ ≈ 1 per sweep, and the
+    Δχ²(α_ℓ) profile figure per sweep. Returns (html, the table as a DataFrame)."""
+    if not summaries:
+        return "", pd.DataFrame()
+    table = sweep_table(summaries)
+    parts = [
+        "<h3>The law on other sweeps of training runs</h3>",
+        "<p>The same law fitted to each sweep of <code>chinchilla.sweeps</code> (results/chinchilla/sweeps/), "
+        "with profile-likelihood intervals: the exponent is fixed on a grid, the rest refitted, and the "
+        "interval is where Δχ² = ΔSSR/s² stays below 1 (68 %) or 3.84 (95 %), s² = SSR_min/(n − p). An end "
+        "marked “open” is not reached within the grid: a flat direction, not a measured bound.</p>",
+        table_html(table, "Exponents per sweep: value (lmfit standard error) and profile intervals. "
+                   "“bound” marks an exponent that ran to its limit (0.001 or 10), “fixed” one held at a value; "
+                   "“–” an exponent not profiled. Also in results/chinchilla/sweeps.csv."),
+        tied_html(summaries),
+        "<p>" + " ".join(verdict(s)[1] for s in summaries) + "</p>",
+    ]
+    parts += [figure_profile(figs, s) for s in summaries if "alpha_l" in s["profiles"]]
+    return "\n".join(parts), table
+
+
+def _interval(s: dict, a: str, level: str) -> str:
+    prof = s["profiles"].get(a)
+    if prof is None:
+        return "–"
+    iv = prof["intervals"][level]
+    lo = f"{iv['lo']:.3g}" if iv["closed_lo"] else f"open (< {iv['grid'][0]:.3g})"
+    hi = f"{iv['hi']:.3g}" if iv["closed_hi"] else f"open (> {iv['grid'][1]:.3g})"
+    return f"{lo} – {hi}"
+
+
+def _value(s: dict, a: str) -> str:
+    p = s["params"][a]
+    if a in s["fixed"]:
+        return f"{p['value']:.3g} (fixed)"
+    if a in s["at_bound"]:
+        return f"{p['value']:.3g} (at bound; SE meaningless)"
+    return f"{p['value']:.3g}" + (f" ({p['stderr']:.2g})" if p["stderr"] is not None else " (SE n/a)")
+
+
+def sweep_table(summaries: list[dict]) -> pd.DataFrame:
+    rows = []
+    for s in summaries:
+        row = {"sweep": s["sweep"], "runs": s["n"], "groups (L0 each)": len(s["groups"]) if s["group_offsets"] else 1}
+        for a, label in SWEEP_EXPONENTS:
+            row[f"{label} (SE)"] = _value(s, a)
+            row[f"{label} 68 %"] = _interval(s, a, "68%")
+            row[f"{label} 95 %"] = _interval(s, a, "95%")
+        row["tokens tied to size"] = f"{'yes' if s['tokens_vs_size']['tied'] else 'no'} (r = {s['tokens_vs_size']['corr_logD_logN']:.2f})"
+        row["RMSE log L"] = round(s["rmse_log"], 4)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def tied_html(summaries: list[dict]) -> str:
+    tied = [s for s in summaries if s["tokens_vs_size"]["tied"]]
+    if not tied:
+        return "<p>No sweep ties its training tokens to model size (|corr(log D, log N)| ≤ 0.9 in each).</p>"
+    names = ", ".join(f"{s['sweep']} (corr(log D, log N) = {s['tokens_vs_size']['corr_logD_logN']:.3f})" for s in tied)
+    return (f"<p>Tokens are tied to model size in {names}: there the data term c_D/D^α_D is nearly a function "
+            "of width and depth, so α_D can trade against α_m, α_ℓ and L0; read those exponents with their "
+            "profile intervals and correlations (identify.json), not alone.</p>")
+
+
+def verdict(s: dict) -> tuple[str, str]:
+    """("supports" | "contradicts" | "cannot tell", a sentence) on α_ℓ ≈ 1, from the 95 % profile interval."""
+    name = s["sweep"]
+    if "alpha_l" in s["fixed"] or "alpha_l" not in s["profiles"]:
+        return "cannot tell", f"{name}: α_ℓ is fixed or not profiled, so this sweep says nothing about it."
+    iv = s["profiles"]["alpha_l"]["intervals"]["95%"]
+    a = s["params"]["alpha_l"]["value"]
+    ends = f"95 % profile interval {_interval(s, 'alpha_l', '95%')}, best {a:.3g}"
+    if (iv["closed_lo"] and iv["lo"] > 1) or (iv["closed_hi"] and iv["hi"] < 1):
+        return "contradicts", f"{name} contradicts α_ℓ ≈ 1 ({ends}: 1 lies outside)."
+    lo_ok, hi_ok = iv["closed_lo"] and iv["lo"] > SUPPORT_RANGE[0], iv["closed_hi"] and iv["hi"] < SUPPORT_RANGE[1]
+    if lo_ok and hi_ok and "alpha_l" not in s["at_bound"]:
+        return "supports", (f"{name} supports α_ℓ ≈ 1 ({ends}: it holds 1 and excludes α_ℓ ≤ {SUPPORT_RANGE[0]} "
+                            f"and ≥ {SUPPORT_RANGE[1]}).")
+    wide = " and ".join(w for w, ok in ((f"below {SUPPORT_RANGE[0]}", lo_ok), (f"above {SUPPORT_RANGE[1]}", hi_ok))
+                        if not ok)
+    return "cannot tell", (f"{name} cannot tell: α_ℓ = 1 is inside its {ends}, but the interval also reaches "
+                           f"{wide} (support needs it within {SUPPORT_RANGE[0]}–{SUPPORT_RANGE[1]}).")
+
+
+def figure_profile(figs: Figures, s: dict) -> str:
+    prof = pd.DataFrame(s["profiles"]["alpha_l"]["rows"]).sort_values("value")
+    ssr_min = min(s["ssr"], float(prof["ssr"].min()))
+    chi = (prof["ssr"] - ssr_min) / (ssr_min / max(s["n"] - s["p"], 1))
+    fig, ax = plt.subplots(figsize=(5.4, 3.8))
+    ax.plot(prof["value"], chi, "o-", ms=3)
+    for lev, lab in ((1.0, "68 %"), (3.84, "95 %")):
+        ax.axhline(lev, color="grey", lw=0.8, ls=":")
+        ax.text(prof["value"].iloc[0], lev, lab, fontsize=7, va="bottom")
+    ax.axvline(1.0, color="r", lw=0.8, ls="--", label="α_ℓ = 1")
+    ax.set_xscale("log")
+    ax.set_ylim(0, max(10.0, min(float(chi.max()), 30.0)))
+    ax.set_xlabel("α_ℓ (fixed; the rest refitted)")
+    ax.set_ylabel("Δχ² = ΔSSR / s²")
+    ax.legend(fontsize=8)
+    return figs.html(fig, f"profile_alpha_l_{s['sweep']}", f"Profile likelihood of α_ℓ on the sweep {s['sweep']} "
+                     f"({s['n']} runs): where the curve stays under the dotted lines is the 68 % / 95 % interval. "
+                     "A curve that stays low to the edge of the grid means the sweep does not pin α_ℓ.")

@@ -14,6 +14,7 @@ Sources: a user's CSV/parquet with a column mapping (``read_sweep``) or a built-
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import re
@@ -21,6 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from depthwidth.chinchilla.law import kept_mask
+from depthwidth.files import atomic_write_csv
 
 log = logging.getLogger("depthwidth.chinchilla.sweeps")
 
@@ -294,5 +298,22 @@ def load_sweep(spec: dict, n_exponents: int = 3) -> pd.DataFrame:
     if spec.get("loader"):
         if spec["loader"] not in LOADERS:
             raise SweepError(f"sweep '{name}': unknown loader '{spec['loader']}'; known: {sorted(LOADERS)}.")
-        return LOADERS[spec["loader"]](spec["path"], name=name, **(spec.get("options") or {}))
+        loader = LOADERS[spec["loader"]]
+        kw = dict(spec.get("options") or {})
+        if "n_exponents" in inspect.signature(loader).parameters:
+            kw.setdefault("n_exponents", n_exponents)
+        return loader(spec["path"], name=name, **kw)
     return read_sweep(spec["path"], name, spec.get("columns"), n_exponents)
+
+
+def chinchilla_sweep_points(spec: dict, runs_out) -> pd.DataFrame:
+    """Rule chinchilla_sweep_points: one ``sweeps:`` entry → its checked runs (``runs_out`` CSV), less the
+    ``drop_highest`` highest-loss runs (``law.kept_mask``, as the main fit drops them). Raises
+    ``SweepError`` (naming the sweep, file and column) before anything is written."""
+    df = load_sweep(spec, spec["n_exponents"])
+    keep = kept_mask(df["loss"].to_numpy(float), spec["drop_highest"])
+    out = check_sweep(df[keep].reset_index(drop=True), spec["name"], spec["n_exponents"], source=spec["path"])
+    log.info("sweep %s: %d runs (%d highest-loss left out), %d groups", spec["name"], len(out),
+             int((~keep).sum()), out["group"].nunique())
+    atomic_write_csv(runs_out, out)
+    return out
