@@ -68,3 +68,11 @@ def sweep_identify_params(config: dict, name: str) -> dict:
 
 def sweep_targets(config: dict) -> list[str]:
     return [f"results/chinchilla/sweeps/{n}/identify.json" for n in sweep_names(config)]
+
+
+def openlm_files() -> list[str]:
+    """The pinned OpenLM files (paths under data/raw/) that the built-in OpenLM sweeps read."""
+    from depthwidth.chinchilla.sweeps import openlm_files as files
+    from depthwidth.download.fetch import load_manifest
+
+    return files(load_manifest())
