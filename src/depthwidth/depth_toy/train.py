@@ -277,7 +277,8 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
                 for s, v in enumerate(evaluate(g)):
                     test_curve[gi][s].append((done, float(v)))
         if ckpt is not None and settings.checkpoint_every and done % settings.checkpoint_every == 0 and done < steps:
-            # atomic, then sealed: a job killed mid-write leaves the previous checkpoint (and seal) intact
+            # atomic, then sealed: a kill while writing leaves the previous checkpoint and its seal, or (killed
+            # between the two) a checkpoint that fails its seal, which a rerun moves aside (starting at step 0)
             save_checkpoint({"step": done, "groups": [g.state_dict() for g in groups],
                              "opts": [o.state_dict() for o in opts], "data_gen": data_gen.get_state(),
                              "train_loss": train_loss[:, :, :done], "test_curve": test_curve}, ckpt, fp)

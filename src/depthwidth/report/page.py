@@ -58,7 +58,7 @@ def embed_figures(fragment: str, figure_dirs: list[str | Path], where: str = "se
         if not path.is_file():
             raise FigureError(
                 f"{where} shows {src}, but that file is missing: rerun its section rule "
-                f"(snakemake --forcerun {rule or '<stage>_section'} <your target>)"
+                f"(snakemake <your target> --forcerun {rule or '<stage>_section'})"
             )
         if rule is not None:
             check_sealed(path, rule)
@@ -193,9 +193,9 @@ def report(
         rows.extend({**r, "stage": stage} for r in stage_rows)
     # lm_head_width_fit seals its fit; chinchilla_fit's fit is checked against a seal where it has one
     fits = {
-        k: read_json(inputs[k], rule, require_seal=sealed) if k in inputs else None
-        for k, rule, sealed in (("synthesis_chinchilla", "chinchilla_fit", False),
-                                ("synthesis_width", "lm_head_width_fit", True))
+        k: read_json(inputs[k], rule, keys, require_seal=sealed) if k in inputs else None
+        for k, rule, keys, sealed in (("synthesis_chinchilla", "chinchilla_fit", ("params",), False),
+                                      ("synthesis_width", "lm_head_width_fit", ("status",), True))
     }
     declared = [f for v in inputs.values() for f in _files(v)]
     provenance = provenance_html(
