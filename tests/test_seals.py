@@ -312,3 +312,26 @@ def test_report_checks_headline_and_figures(tmp_path, monkeypatch):
             run()
         Path(path).write_bytes(good)
     run()
+
+
+# ------------------------------------------------------------------------------------------- rule logs
+
+
+def test_uncaught_error_goes_to_the_rule_log_with_its_traceback(tmp_path):
+    """A script that sets up logging and then fails leaves the traceback and the message in its log file."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "logs/rule.log"
+    code = ("from depthwidth.logs import setup_logging\n"
+            "from depthwidth.integrity import read_table\n"
+            f"setup_logging({str(log)!r})\n"
+            f"read_table({str(tmp_path / 'runs.csv')!r}, 'depth_toy_tables')\n")
+    (tmp_path / "runs.csv").write_text("x\n1\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(integrity.__file__).parents[1])})
+    assert proc.returncode == 1
+    text = log.read_text()
+    assert "Traceback (most recent call last)" in text and "IntegrityError" in text
+    assert f"{tmp_path / 'runs.csv'}: it has no seal" in text and "--forcerun depth_toy_tables" in text
+    assert proc.stderr.count("Traceback") == 1  # on stderr once, not twice
