@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.integrity import fingerprint, unseal, usable, write_json, write_table
+from depthwidth.integrity import fingerprint, quarantine, unseal, usable, write_json, write_table
 
 log = logging.getLogger("depthwidth.lm_head")
 
@@ -63,8 +63,6 @@ def texts_sha256(texts: list[str]) -> str:
 
 def _resumable(checkpoint: str | None, fp, n_texts: int, logger: logging.Logger) -> pd.DataFrame | None:
     """The rows of a checkpoint that matches its seal and ``fp``; else None (a bad one is moved aside)."""
-    from depthwidth.integrity import quarantine
-
     if not checkpoint or not usable(checkpoint, fp):
         return None
     try:
