@@ -2,6 +2,7 @@
 config that fails before any job."""
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -52,6 +53,20 @@ def test_depth_toy_end_to_end(tmp_path):
     assert planned_jobs(run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(ck)))) == {}
 
     # which jobs an edit reruns (new replicate, report note) is checked for every stage in test_partial_rerun.py
+
+    # issue 18: a finished table that lost rows (mtime kept, so Snakemake sees nothing) stops its consumer;
+    # the rule log holds the traceback and names the file and the fix, and the named fix works
+    runs_csv = res / "runs.csv"
+    mtime = runs_csv.stat().st_mtime
+    runs_csv.write_text("".join(runs_csv.read_text().splitlines(keepends=True)[:4]))
+    os.utime(runs_csv, (mtime, mtime))
+    proc = run_snakemake(tmp_path, TARGET, "--forcerun", "depth_toy_section", check=False)
+    assert proc.returncode != 0
+    log = (tmp_path / "logs/depth_toy/section.log").read_text()
+    assert "Traceback" in log and "IntegrityError: results/depth_toy/runs.csv" in log
+    assert "Fix: snakemake <your target> --forcerun depth_toy_tables" in log
+    run_snakemake(tmp_path, TARGET, "--forcerun", "depth_toy_tables")
+    assert len(pd.read_csv(runs_csv)) == 8 and json.loads((res / "headline.json").read_text()) == rows
 
 
 def test_bad_depth_toy_config_fails_before_any_job(tmp_path):

@@ -81,15 +81,24 @@ def read_seal(path: str | Path) -> dict:
     return json.loads(seal_path(path).read_text())
 
 
+def fix_hint(rule: str) -> str:
+    """The fix a consumer names for a bad file that ``rule`` writes. The target goes before ``--forcerun``,
+    which takes several rule names (a target after it would be read as one)."""
+    return f"Fix: snakemake <your target> --forcerun {rule} (it rewrites the file and what depends on it)."
+
+
 def check_sealed(path: str | Path, rule: str, fp: Any = None) -> dict:
     """Raise ``IntegrityError`` naming ``path`` and the fix unless it matches its seal; return the seal."""
     problem = seal_problem(path, fp)
     if problem:
-        raise IntegrityError(
-            f"{path}: {problem}. Nothing was computed from it. "
-            f"Fix: snakemake --forcerun {rule} <your target> (it rewrites the file), then rerun."
-        )
+        raise IntegrityError(f"{path}: {problem}. Nothing was computed from it. {fix_hint(rule)}")
     return read_seal(path)
+
+
+def unseal(path: str | Path) -> None:
+    """Remove ``path`` and its seal (a finished job's checkpoint)."""
+    Path(path).unlink(missing_ok=True)
+    seal_path(path).unlink(missing_ok=True)
 
 
 def quarantine(path: str | Path, why: str) -> Path:
@@ -160,5 +169,27 @@ def read_table(path: str | Path, rule: str, columns: tuple[str, ...] = ()):
     elif missing:
         problem = f"it lacks the columns {missing}"
     if problem:
-        raise IntegrityError(f"{path}: {problem}. Fix: snakemake --forcerun {rule} <your target>, then rerun.")
+        raise IntegrityError(f"{path}: {problem}. {fix_hint(rule)}")
     return df
+
+
+def write_json(path: str | Path, obj: Any, fp: Any = None, **dump_kwargs) -> None:
+    """A finished JSON file, written atomically (``atomic_write_json``: indent 2 unless given) and sealed."""
+    atomic_write_json(path, obj, **dump_kwargs)
+    seal(path, fp)
+
+
+def read_json(path: str | Path, rule: str, keys: tuple[str, ...] = (), require_seal: bool = True) -> Any:
+    """Read a JSON file that ``rule`` wrote with ``write_json``: check its seal (unless ``require_seal`` is
+    False, for producers that do not seal yet: then it must still parse) and that a dict holds ``keys``."""
+    path = Path(path)
+    if require_seal or seal_path(path).exists():
+        check_sealed(path, rule)
+    try:
+        obj = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise IntegrityError(f"{path}: it could not be read ({type(e).__name__}: {e}). {fix_hint(rule)}") from e
+    missing = [k for k in keys if not isinstance(obj, dict) or k not in obj]
+    if missing:
+        raise IntegrityError(f"{path}: it lacks the keys {missing}. {fix_hint(rule)}")
+    return obj

@@ -22,7 +22,18 @@ def setup_logging(path: str | Path | None = None, level: int = logging.INFO) -> 
         handlers=handlers,
         force=True,
     )
+    sys.excepthook = _log_uncaught
     return log
+
+
+def _log_uncaught(exc_type, exc, tb) -> None:
+    """An exception that ends the script goes to the rule's log with its traceback (and to stderr, once,
+    through the same handlers), so a failed job's log says what failed, where, and (in the exception's
+    message: the file and the fix) what to do."""
+    if issubclass(exc_type, KeyboardInterrupt):
+        sys.__excepthook__(exc_type, exc, tb)
+        return
+    log.critical("the job failed: %s: %s", exc_type.__name__, exc, exc_info=(exc_type, exc, tb))
 
 
 class Progress:

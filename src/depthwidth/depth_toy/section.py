@@ -12,6 +12,8 @@ import pandas as pd  # noqa: E402
 
 from depthwidth import papers  # noqa: E402
 from depthwidth.depth_toy.exponents import combined_exponent  # noqa: E402
+from depthwidth.depth_toy.tables import ANGLE_COLUMNS, RUN_COLUMNS, TABLES_RULE  # noqa: E402
+from depthwidth.integrity import read_table  # noqa: E402
 from depthwidth.report.html import Figures, agree_within, fmt_pm, headline_row, table_html, write_section  # noqa: E402
 
 TITLE = "Depth toy: smooth vs random-walk teachers (Liu et al. 2026)"
@@ -20,6 +22,9 @@ PAPER = {"independent": papers.ALPHA_L_TOY_INDEPENDENT, "tied": papers.ALPHA_L_T
 # The paper gives no error bars; we take 0.15 and 0.5 as its uncertainty, so "agree" means within
 # 2·sqrt(err² + tol²) of the paper's value.
 TOLERANCE = {"independent": 0.15, "tied": 0.5}
+# the columns the section reads from each table (checked with the row counts depth_toy_tables recorded)
+TABLE_COLUMNS = {"runs": tuple(RUN_COLUMNS), "exponents": ("kind", "variant", "temperature", "alpha", "alpha_se"),
+                 "angles": tuple(ANGLE_COLUMNS)}
 
 
 def _loss_vs_depth(runs: pd.DataFrame, ex: pd.DataFrame, variant: str):
@@ -214,7 +219,7 @@ def depth_toy_section(tables: dict[str, str], html_out: str, headline_out: str, 
     """Rule depth_toy_section: read the stage's tables (``tables``: runs, exponents, angles, trajectory,
     teacher_angles -> CSV path), write the section fragment, its headline rows and its figures.
     ``variants``: one row of settings per variant (``pipeline.variant_table``)."""
-    t = {k: pd.read_csv(v) for k, v in tables.items()}
+    t = {k: read_table(v, TABLES_RULE, TABLE_COLUMNS.get(k, ())) for k, v in tables.items()}
     body, rows = render(Figures(figures_dir), t["runs"], t["exponents"], t["angles"], t["teacher_angles"],
                         t["trajectory"], headline_variant, note, angle_samples, variants)
     write_section(html_out, headline_out, "depth_toy", TITLE, body, rows)

@@ -2,27 +2,39 @@
 
 from __future__ import annotations
 
-import json
 import logging
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from depthwidth.depth_toy import pipeline
 from depthwidth.depth_toy.exponents import exponent_trajectory, exponents
-from depthwidth.files import atomic_write_csv
+from depthwidth.integrity import read_json, read_table, write_table
 
 log = logging.getLogger("depthwidth.depth_toy")
 
 RUN_COLUMNS = ["kind", "variant", "temperature", "replicate", "depth", "steps", "final_train_loss", "test_loss"]
 CURVE_COLUMNS = ["kind", "variant", "temperature", "replicate", "depth", "step", "test_loss"]
+ANGLE_COLUMNS = ["kind", "variant", "replicate", "model", "depth", "angle_update_deg", "angle_state_deg"]
+#: the rule that writes the tables (named in the fix when a consumer finds one damaged)
+TABLES_RULE = "depth_toy_tables"
+
+
+def train_rule(path: str | Path) -> str:
+    """The training rule that wrote a per-student file or a job's angle table (``pipeline.RUNS``/kind/variant/
+    rep<r>/...): the variant is the folder after the kind."""
+    parts = Path(path).parts
+    runs = Path(pipeline.RUNS).parts
+    i = next(k for k in range(len(parts)) if parts[k:k + len(runs)] == runs)
+    return f"depth_toy_train_{parts[i + len(runs) + 1]}"
 
 
 def _read_students(student_paths: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per student (RUN_COLUMNS) and one per evaluated step of each student (CURVE_COLUMNS)."""
     rows, curve_rows = [], []
     for p in student_paths:
-        with open(p) as f:
-            r = json.load(f)
+        r = read_json(p, train_rule(p), (*RUN_COLUMNS, "test_curve"))
         rows.append({k: r[k] for k in RUN_COLUMNS})
         curve_rows += [{**{k: r[k] for k in CURVE_COLUMNS[:5]}, "step": int(step), "test_loss": float(loss)}
                        for step, loss in r["test_curve"]]
@@ -43,13 +55,14 @@ def depth_toy_tables(student_paths: list[str], angle_paths: list[str], runs_out:
     variant, T), all angle tables stacked, ``trajectory_out`` (α_ℓ at every evaluated step of training) and
     ``teacher_angles_out`` (the teachers' angles averaged over layers)."""
     runs, curves = _read_students(student_paths)
-    atomic_write_csv(runs_out, runs)
+    angles = pd.concat([read_table(p, train_rule(p), ANGLE_COLUMNS) for p in angle_paths], ignore_index=True)
     ex = exponents(runs)
-    atomic_write_csv(exponents_out, ex)
-    angles = pd.concat([pd.read_csv(p) for p in angle_paths], ignore_index=True)
-    atomic_write_csv(angles_out, angles)
-    atomic_write_csv(teacher_angles_out, mean_update_angle(angles, "teacher"))
-    atomic_write_csv(trajectory_out, exponent_trajectory(curves))
+    # sealed with their row counts: rule depth_toy_section checks them before use
+    write_table(runs, runs_out)
+    write_table(ex, exponents_out)
+    write_table(angles, angles_out)
+    write_table(mean_update_angle(angles, "teacher"), teacher_angles_out)
+    write_table(exponent_trajectory(curves), trajectory_out)
     for _, e in ex.iterrows():
         t = "" if not np.isfinite(e["temperature"]) else f" T={e['temperature']:.4g}"
         log.info("alpha_l %s/%s%s = %.3f ± %.3f", e["kind"], e["variant"], t, e["alpha"], e["alpha_se"])

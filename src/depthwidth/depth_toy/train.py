@@ -34,7 +34,7 @@ from depthwidth.depth_toy import pipeline
 from depthwidth.depth_toy.angles import angle_table
 from depthwidth.depth_toy.model import StudentGroup, Teacher, make_teacher, teacher_forward
 from depthwidth.depth_toy.pipeline import VARIANTS, temp_label
-from depthwidth.files import atomic_torch_save, atomic_write_csv, atomic_write_json
+from depthwidth.integrity import load_checkpoint, save_checkpoint, unseal, write_json, write_table
 from depthwidth.logs import Progress
 
 log = logging.getLogger("depthwidth.depth_toy")
@@ -184,7 +184,7 @@ def _to_device(teachers: list[Teacher], dev) -> list[Teacher]:
 
 
 def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, checkpoint: str | Path | None = None,
-                   device: str = "cpu", progress_every_s: float = 30.0) -> list[dict]:
+                   device: str = "cpu", progress_every_s: float = 30.0, fingerprint: dict | None = None) -> list[dict]:
     """Train every (temperature, depth) student of one job and return one record per student. ``teacher``: one
     teacher for every temperature, or a list of one per temperature (``teacher_per_task``). Records hold
     ``temperature`` (None for MSE), ``depth``, ``steps``, ``final_train_loss`` (mean of the last 2 % of
@@ -192,8 +192,11 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
     ``train_curve`` [(step, mean loss over the window)], ``group``/``row`` (where the student lives in the
     returned ``groups``). The trained :class:`StudentGroup` s are returned in ``records[i]["_group"]``.
 
-    With ``checkpoint`` and ``settings.checkpoint_every`` > 0, state is saved atomically every that many
-    steps and a restarted call with the same settings resumes from it (bit-identical continuation).
+    With ``checkpoint`` and ``settings.checkpoint_every`` > 0, state is saved atomically and sealed
+    (``depthwidth.integrity``) every that many steps, and a restarted call with the same settings, teachers
+    and ``fingerprint`` (what else determines the job: its rule params) resumes from it (bit-identical
+    continuation). A damaged, incomplete or foreign checkpoint is logged, moved aside, and training starts
+    from step 0.
     Raises :class:`DivergenceError` naming the student and step when a loss is not finite."""
     # Softmax of low-temperature logits and Adam's second moments produce subnormal floats, which
     # x86 CPUs handle ~10-100x slower; flushing them to zero changes losses by < 1e-37.
@@ -217,20 +220,20 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
     start = 0
 
     ckpt = Path(checkpoint) if checkpoint else None
-    fp = settings.fingerprint() + _teachers_fingerprint(teachers)
-    if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, map_location=dev, weights_only=False)
-        if state.get("fingerprint") == fp:
-            for g, o, gs, os_ in zip(groups, opts, state["groups"], state["opts"]):
-                g.load_state_dict(gs)
-                o.load_state_dict(os_)
-            data_gen.set_state(state["data_gen"])
-            start = state["step"]
-            train_loss[:, :, :start] = state["train_loss"][:, :, :start]
-            test_curve = state["test_curve"]
-            log.info("resumed from %s at step %d/%d", ckpt, start, steps)
-        else:
-            log.warning("checkpoint %s was written with other settings; starting from step 0", ckpt)
+    # The seal of the checkpoint holds this fingerprint: a checkpoint of other settings, seeds, teachers or
+    # job (``fingerprint``: the rule's params, kind, replicate), or a damaged one, is moved aside, never resumed.
+    fp = {"settings": settings.fingerprint(), "labels": settings.labels, "teachers": _teachers_fingerprint(teachers),
+          "job": fingerprint}
+    state = load_checkpoint(ckpt, fp, map_location=dev, weights_only=False) if ckpt is not None else None
+    if state is not None:
+        for g, o, gs, os_ in zip(groups, opts, state["groups"], state["opts"]):
+            g.load_state_dict(gs)
+            o.load_state_dict(os_)
+        data_gen.set_state(state["data_gen"])
+        start = state["step"]
+        train_loss[:, :, :start] = state["train_loss"][:, :, :start]
+        test_curve = state["test_curve"]
+        log.info("resumed from %s at step %d/%d", ckpt, start, steps)
 
     # Test inputs are fixed per job (every student is scored on the same batches); teacher targets cached.
     test_gen = torch.Generator(device="cpu").manual_seed(settings.seed * 7919 + 23)
@@ -274,10 +277,11 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
                 for s, v in enumerate(evaluate(g)):
                     test_curve[gi][s].append((done, float(v)))
         if ckpt is not None and settings.checkpoint_every and done % settings.checkpoint_every == 0 and done < steps:
-            # atomic: a job killed mid-write leaves the previous checkpoint intact
-            atomic_torch_save({"fingerprint": fp, "step": done, "groups": [g.state_dict() for g in groups],
-                          "opts": [o.state_dict() for o in opts], "data_gen": data_gen.get_state(),
-                          "train_loss": train_loss[:, :, :done], "test_curve": test_curve}, ckpt)
+            # atomic, then sealed: a kill while writing leaves the previous checkpoint and its seal, or (killed
+            # between the two) a checkpoint that fails its seal, which a rerun moves aside (starting at step 0)
+            save_checkpoint({"step": done, "groups": [g.state_dict() for g in groups],
+                             "opts": [o.state_dict() for o in opts], "data_gen": data_gen.get_state(),
+                             "train_loss": train_loss[:, :, :done], "test_curve": test_curve}, ckpt, fp)
         progress.update(1, loss=float(train_loss[:, :, step].mean()))
 
     window = max(1, steps // 50)
@@ -335,8 +339,8 @@ def write_job_outputs(records: list[dict], teacher: Teacher | list[Teacher], kin
         r = by_path[key]
         out = {"kind": kind, "variant": variant, "replicate": rep,
                **{k: v for k, v in r.items() if not k.startswith("_") and k not in ("group", "row")}}
-        atomic_write_json(p, out, indent=1)
-    atomic_write_csv(angles_path, angles)
+        write_json(p, out, indent=1)  # sealed: rule depth_toy_tables checks each file before using it
+    write_table(angles, angles_path)
     log.info("wrote %d student files and %s", len(student_paths), angles_path)
 
 
@@ -354,9 +358,10 @@ def depth_toy_train(params: dict, speed: dict, kind: str, rep: int, student_path
              "teacher(s))", kind, p["variant"], p["setup"], rep, device, p["depths"], len(settings.temperatures),
              p["steps"], p["teacher_depth"], len({id(t) for t in teachers}))
     checkpoint = Path(angles_path).with_name("checkpoint.pt")
-    records = train_students(teachers, settings, checkpoint=checkpoint, device=device)
+    job = {"params": params, "kind": kind, "rep": rep}  # the rule's result params: speed knobs are not in them
+    records = train_students(teachers, settings, checkpoint=checkpoint, device=device, fingerprint=job)
     write_job_outputs(records, teachers, kind, p["variant"], rep, student_paths, angles_path, p["angle_samples"])
-    checkpoint.unlink(missing_ok=True)  # finished: the outputs now hold everything worth keeping
+    unseal(checkpoint)  # finished: the outputs now hold everything worth keeping
 
 
 def plain_loop_step(teacher_model: torch.nn.Module, student_model: torch.nn.Module, opt, x: torch.Tensor,

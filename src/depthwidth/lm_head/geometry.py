@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from depthwidth.files import atomic_write, atomic_write_json
+from depthwidth.files import atomic_write
+from depthwidth.integrity import seal, write_json
 
 log = logging.getLogger("depthwidth.lm_head")
 
@@ -293,8 +294,10 @@ def lm_head_geometry(model_dir: str | Path, params: dict, row_path: str | Path, 
     logger.info("%s: m*mean_sq_overlap = %.3f, mean |overlap| = %.4f (random %.4f), near-zero rows %.2f%%, %.1fs",
                 spec.name, row["m_times_mean_sq_overlap"], row["mean_abs_overlap"], row["mean_abs_overlap_random"],
                 100 * row["frac_near_zero"], time.monotonic() - t0)
+    # both sealed (written last): rules lm_head_width_fit and lm_head_section check them before use
     atomic_write(norms_path, lambda p: _save_npy(p, norms.astype(np.float32)))
-    atomic_write_json(row_path, row)
+    seal(norms_path)
+    write_json(row_path, row)
     return row
 
 

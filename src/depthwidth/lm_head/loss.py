@@ -8,16 +8,14 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.files import atomic_write_csv, atomic_write_json
+from depthwidth.integrity import fingerprint, quarantine, unseal, usable, write_json, write_table
 
 log = logging.getLogger("depthwidth.lm_head")
 
@@ -54,20 +52,55 @@ def token_nll(model, tokenizer, texts: Iterable[str], max_tokens: int = 2048, de
     return out
 
 
+LOSS_COLUMNS = ["text_index", "tokens", "nll_nats"]
+
+
+def texts_sha256(texts: list[str]) -> str:
+    """SHA-256 of the texts themselves (each length-prefixed, in order): what a loss checkpoint was scored on."""
+    h = hashlib.sha256()
+    for t in texts:
+        b = str(t).encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def _resumable(checkpoint: str | None, fp, n_texts: int, logger: logging.Logger) -> pd.DataFrame | None:
+    """The rows of a checkpoint that matches its seal and ``fp``; else None (a bad one is moved aside)."""
+    if not checkpoint or not usable(checkpoint, fp):
+        return None
+    try:
+        done = pd.read_csv(checkpoint)
+        idx = done["text_index"]
+        ok = (list(done.columns) == LOSS_COLUMNS and idx.between(0, n_texts - 1).all() and idx.is_unique
+              and (done["tokens"] >= 0).all() and done["nll_nats"].notna().all())
+    except (ValueError, KeyError, pd.errors.ParserError) as e:
+        ok, why = False, f"it could not be read ({type(e).__name__}: {e})"
+    else:
+        why = f"its rows are not a valid loss checkpoint for {n_texts} texts"
+    if not ok:
+        quarantine(checkpoint, why)
+        return None
+    logger.info("resuming from %s: %d of %d texts done", checkpoint, len(done), n_texts)
+    return done
+
+
 def corpus_loss(model, tokenizer, texts: list[str], *, max_tokens: int, checkpoint: str | None = None,
-                every: int = 50, device: str = "cpu", logger: logging.Logger | None = None):
+                every: int = 50, device: str = "cpu", logger: logging.Logger | None = None, fp=None):
     """Per-text next-token loss with a resumable checkpoint.
 
     Returns a DataFrame with one row per text: ``text_index``, ``tokens`` (predictions scored) and
     ``nll_nats`` (their summed negative log-likelihood). Rows already in ``checkpoint`` (a CSV written
-    atomically every ``every`` texts) are not recomputed, so a killed job resumes where it stopped.
+    atomically and sealed every ``every`` texts) are not recomputed, so a killed job resumes where it
+    stopped. The seal holds ``fp`` (what the numbers depend on: texts, model, token limit, dtype) and the
+    texts' count: a truncated, damaged or foreign checkpoint is logged, moved aside and scoring restarts.
     """
     from depthwidth.logs import Progress
 
-    done = pd.DataFrame(columns=["text_index", "tokens", "nll_nats"])
-    if checkpoint and os.path.exists(checkpoint):
-        done = pd.read_csv(checkpoint)
-        (logger or log).info("resuming from %s: %d of %d texts done", checkpoint, len(done), len(texts))
+    fp = {"max_tokens": max_tokens, "settings": fp}
+    done = _resumable(checkpoint, fp, len(texts), logger or log)
+    if done is None:
+        done = pd.DataFrame(columns=LOSS_COLUMNS)
     have = set(done["text_index"].astype(int))
     todo = [k for k in range(len(texts)) if k not in have]
     rows = done.to_dict("records")
@@ -75,7 +108,7 @@ def corpus_loss(model, tokenizer, texts: list[str], *, max_tokens: int, checkpoi
 
     def save():
         if checkpoint:
-            atomic_write_csv(checkpoint, pd.DataFrame(rows))
+            write_table(pd.DataFrame(rows, columns=LOSS_COLUMNS), checkpoint, fp)
 
     def on_doc(k, n, nll):
         rows.append({"text_index": todo[k], "tokens": n, "nll_nats": nll})
@@ -86,7 +119,7 @@ def corpus_loss(model, tokenizer, texts: list[str], *, max_tokens: int, checkpoi
 
     token_nll(model, tokenizer, (texts[k] for k in todo), max_tokens=max_tokens, device=device, on_doc=on_doc)
     save()
-    out = pd.DataFrame(rows, columns=["text_index", "tokens", "nll_nats"])
+    out = pd.DataFrame(rows, columns=LOSS_COLUMNS)
     return out.sort_values("text_index").reset_index(drop=True)
 
 
@@ -130,29 +163,31 @@ def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *,
         logger.warning("%s has %d positions: texts are truncated to %d tokens, not lm_head.loss.max_tokens = %d",
                        lm.info.name, positions, limit, max_tokens)
     logger.info("%s on %s: %d texts, max %d tokens each, on %s", lm.info.name, corpus, len(texts), limit, device)
-    # The checkpoint is named by what its numbers depend on (texts, model, token limit, dtype): a checkpoint
-    # left by a killed job with other settings is never resumed from.
-    key = hashlib.sha256(json.dumps([sha256_file(corpus_path), sha256_file(Path(model_dir) / "manifest.json"),
-                                     limit, dtype]).encode()).hexdigest()[:16]
+    # What the numbers depend on: the texts' content, the model (its manifest holds the weights' checksums),
+    # the token limit and dtype. The checkpoint is named by it and its seal holds it, so a checkpoint left by
+    # a killed job with other texts or settings, or a damaged one, is never resumed from.
+    fp = {"texts": texts_sha256(texts), "model": sha256_file(Path(model_dir) / "manifest.json"),
+          "max_tokens": limit, "dtype": dtype}
+    key = fingerprint(fp)[:16]
     texts_path = Path(texts_path)
     checkpoint = texts_path.with_name(f"{texts_path.name}.checkpoint-{key}")
     for stale in texts_path.parent.glob(texts_path.name + ".checkpoint-*"):
-        if stale != checkpoint:
-            stale.unlink()
+        if stale != checkpoint and ".bad-" not in stale.name:  # files moved aside stay for a person to look at
+            unseal(stale)
     per_text = corpus_loss(lm.model, lm.tokenizer, texts, max_tokens=limit, checkpoint=str(checkpoint),
-                           every=checkpoint_every, device=device, logger=logger)
+                           every=checkpoint_every, device=device, logger=logger, fp=fp)
     try:
         tokens = require_tokens(per_text, corpus, lm.info.name, corpus_path)
     except LossError:
-        checkpoint.unlink(missing_ok=True)
+        unseal(checkpoint)
         raise
-    atomic_write_csv(texts_path, per_text)
-    checkpoint.unlink(missing_ok=True)
+    write_table(per_text, texts_path)
+    unseal(checkpoint)
     summary = {"model": lm.info.name, "family": lm.info.family, "width": lm.info.width,
                "n_layers": lm.info.n_layers, "corpus": corpus, "n_texts": len(per_text), "tokens": tokens,
                "loss_nats": float(per_text["nll_nats"].sum() / max(tokens, 1)), "max_tokens": limit,
                "dtype": dtype, "device": str(device), "seconds": time.monotonic() - t0}
     logger.info("%s on %s: loss %.4f nats over %d tokens (%.1fs)", lm.info.name, corpus, summary["loss_nats"],
                 tokens, summary["seconds"])
-    atomic_write_json(summary_path, summary)
+    write_json(summary_path, summary)  # sealed: rule lm_head_width_fit checks it before use
     return summary

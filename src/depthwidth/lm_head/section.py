@@ -8,7 +8,6 @@ section body and its headline rows; ``lm_head_section`` is rule lm_head_section.
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -16,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.fits import power_law_fit
+from depthwidth.integrity import check_sealed, read_json, read_table
+from depthwidth.lm_head.tables import LOSS_COLUMNS
 from depthwidth.lm_head.token_frequencies import rank_frequency
 from depthwidth.lm_head.width_fit import width_law
 from depthwidth.papers import ALPHA_M_LLM, TOKEN_FREQUENCY_ALPHA
@@ -256,16 +257,28 @@ def render(geo: pd.DataFrame, loss: pd.DataFrame, fit: dict, norms: dict[str, np
 
 def _token_counts(paths: list[str]) -> dict[str, np.ndarray]:
     """results/lm_head/token_counts/<corpus>/<tokenizer>.parquet -> {"tokenizer / corpus": counts}."""
-    return {f"{Path(p).stem} / {Path(p).parent.name}": pd.read_parquet(p, columns=["count"])["count"].to_numpy()
-            for p in paths}
+    return {f"{Path(p).stem} / {Path(p).parent.name}":
+            read_table(p, "lm_head_token_counts", ("count",))["count"].to_numpy() for p in paths}
+
+
+def _norms(paths: list[str]) -> dict[str, np.ndarray]:
+    """results/lm_head/geometry/<model>_norms.npy -> {model: row norms}, each checked against its seal."""
+    out = {}
+    for p in paths:
+        check_sealed(p, "lm_head_geometry")
+        out[Path(p).name.removesuffix("_norms.npy")] = np.load(p)
+    return out
 
 
 def lm_head_section(geometry_csv: str, loss_csv: str, fit_json: str, norms_paths: list[str], token_fit_csv: str,
                     token_counts_paths: list[str], *, dead_norm_fraction: float, html_path: str, headline_path: str,
                     figures_dir: str) -> None:
     """Rule lm_head_section: the section HTML, its headline rows and its figures (PNG + caption)."""
-    norms = {Path(p).name.removesuffix("_norms.npy"): np.load(p) for p in norms_paths}
-    body, rows = render(pd.read_csv(geometry_csv), pd.read_csv(loss_csv), json.loads(Path(fit_json).read_text()),
-                        norms, figures=Figures(figures_dir), dead_fraction=dead_norm_fraction,
-                        token_fit=pd.read_csv(token_fit_csv), token_counts=_token_counts(token_counts_paths))
+    # every input is checked against the seal its producer wrote (rows, checksum) before anything is drawn
+    geo = read_table(geometry_csv, "lm_head_width_fit", ("model", "family", "width"))
+    loss = read_table(loss_csv, "lm_head_width_fit", tuple(LOSS_COLUMNS))
+    fit = read_json(fit_json, "lm_head_width_fit", ("status",))
+    body, rows = render(geo, loss, fit, _norms(norms_paths), figures=Figures(figures_dir),
+                        dead_fraction=dead_norm_fraction, token_fit=read_table(token_fit_csv, "lm_head_token_fit"),
+                        token_counts=_token_counts(token_counts_paths))
     write_section(html_path, headline_path, "lm_head", TITLE, body, rows)

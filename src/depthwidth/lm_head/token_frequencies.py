@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth.files import atomic_write_csv, atomic_write_json, atomic_write_parquet
+from depthwidth.integrity import read_json, read_table, write_json, write_table
 from depthwidth.fits import power_law_fit
 
 log = logging.getLogger("depthwidth.lm_head")
@@ -149,12 +149,12 @@ def lm_head_token_counts(model_dir: str | Path, spec: dict, input_paths: list[st
     if facts["exhausted"]:
         logger.warning("corpus %s ran out after %d tokens (%d documents), fewer than min_tokens = %d: all of "
                        "it is counted", corpus, facts["n_tokens"], facts["n_docs"], min_tokens)
-    atomic_write_parquet(counts_path, counts_frame(counts, tok.convert_ids_to_tokens))
+    write_table(counts_frame(counts, tok.convert_ids_to_tokens), counts_path)  # sealed, as the summary
     summary = {"tokenizer": model.name, "family": model.family, "corpus": corpus, "min_tokens": min_tokens,
                **facts, "vocab_size": len(tok), "seconds": time.monotonic() - t0}
     logger.info("%s on %s: %d tokens in %d documents, %d distinct ids (%.1fs)", model.name, corpus,
                 facts["n_tokens"], facts["n_docs"], facts["n_distinct"], summary["seconds"])
-    atomic_write_json(summary_path, summary)
+    write_json(summary_path, summary)
     return summary
 
 
@@ -162,16 +162,14 @@ def lm_head_token_fit(counts_paths: list[str], summary_paths: list[str], *, fit_
                       fit_csv: str | Path, logger: logging.Logger | None = None) -> pd.DataFrame:
     """Rule lm_head_token_fit: α of p_i ∝ i^-α for each (tokenizer, corpus) over ranks ``fit_ranks``
     ([first, last]), with α − 1 (``weak_alpha_m``, the weak-regime width exponent). One CSV row each."""
-    import json
-
     rows = []
     for cpath, spath in zip(counts_paths, summary_paths):
-        s = json.loads(Path(spath).read_text())
-        fit = zipf_fit(pd.read_parquet(cpath, columns=["count"])["count"], *fit_ranks)
+        s = read_json(spath, "lm_head_token_counts", ("tokenizer", "corpus"))
+        fit = zipf_fit(read_table(cpath, "lm_head_token_counts", ("count",))["count"], *fit_ranks)
         rows.append({**{k: s[k] for k in ("tokenizer", "family", "corpus", "n_docs", "n_tokens", "n_distinct",
                                           "exhausted")}, **fit, "weak_alpha_m": fit["alpha"] - 1.0})
         (logger or log).info("%s on %s: alpha = %.4f ± %.4f over ranks %d-%d", s["tokenizer"], s["corpus"],
                              fit["alpha"], fit["alpha_err"], fit["rank_min"], fit["rank_max"])
     table = pd.DataFrame(rows, columns=FIT_COLUMNS)
-    atomic_write_csv(fit_csv, table)
+    write_table(table, fit_csv)
     return table

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from depthwidth.files import atomic_write_csv, atomic_write_json
+from depthwidth.integrity import write_json, write_table
 
 log = logging.getLogger("depthwidth.lm_head")
 
@@ -91,8 +91,9 @@ def lm_head_width_fit(geometry_paths: list[str], loss_paths: list[str], *, min_w
     logger = logger or log
     geo = geometry_table(geometry_paths)
     loss = loss_table(loss_paths)
-    atomic_write_csv(geometry_csv, geo)
-    atomic_write_csv(loss_csv, loss)
+    # sealed with their row counts (and the fit below): rule lm_head_section checks them before use
+    write_table(geo, geometry_csv)
+    write_table(loss, loss_csv)
     if len(loss):
         fit = fit_width_law(loss["width"], loss["loss_nats"], loss["family"] + " / " + loss["corpus"],
                             min_widths=min_widths)
@@ -105,5 +106,5 @@ def lm_head_width_fit(geometry_paths: list[str], loss_paths: list[str], *, min_w
                     fit["alpha_err"] or float("nan"), fit["n_points"], fit["n_widths"])
     else:
         logger.info("width fit skipped: %s", fit["reason"])
-    atomic_write_json(fit_json, fit)
+    write_json(fit_json, fit)
     return fit

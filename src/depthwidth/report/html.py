@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from depthwidth.files import atomic_write_bytes, atomic_write_text  # noqa: E402
+from depthwidth.integrity import seal  # noqa: E402
 
 HEADLINE_KEYS = ("quantity", "paper", "value", "err", "agree", "source", "note")
 
@@ -40,6 +41,7 @@ class Figures:
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
         plt.close(fig)
         atomic_write_bytes(self.folder / f"{name}.png", buf.getvalue())
+        seal(self.folder / f"{name}.png")  # the report checks it before embedding
         atomic_write_text(self.folder / f"{name}.txt", caption + "\n")
         alt = html.escape(alt or caption.split(".")[0])
         src = html.escape((self.folder / f"{name}.png").as_posix())
@@ -88,10 +90,12 @@ def headline_row(quantity: str, paper: str, value, err, agree, source: str, note
 
 def write_section(html_path: str | Path, json_path: str | Path, stage: str, title: str, body_html: str,
                   headline_rows: list[dict]) -> None:
-    """Write a stage's report fragment and its headline rows."""
+    """Write a stage's report fragment and its headline rows, each sealed (the report checks both)."""
     for r in headline_rows:
         missing = set(HEADLINE_KEYS) - set(r)
         if missing:
             raise ValueError(f"headline row {r} lacks {sorted(missing)}")
     atomic_write_text(html_path, f'<section id="{stage}">\n<h2>{html.escape(title)}</h2>\n{body_html}\n</section>\n')
+    seal(html_path)
     atomic_write_text(json_path, json.dumps(headline_rows, indent=2, default=float))
+    seal(json_path, rows=len(headline_rows))

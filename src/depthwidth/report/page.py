@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import re
 from pathlib import Path
 
 import jinja2
 from markupsafe import Markup
 
-from depthwidth.report.html import fmt_pm
+from depthwidth.integrity import IntegrityError, check_sealed, fix_hint, read_json
+from depthwidth.report.html import HEADLINE_KEYS, fmt_pm
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -39,11 +39,13 @@ class FigureError(FileNotFoundError):
     """A section points at a figure file that is missing or lies outside the declared figure folders."""
 
 
-def embed_figures(fragment: str, figure_dirs: list[str | Path], where: str = "section") -> str:
+def embed_figures(fragment: str, figure_dirs: list[str | Path], where: str = "section", rule: str | None = None) -> str:
     """``fragment`` with each ``<img src="results/...png">`` replaced by the file as a data URI.
 
     ``figure_dirs``: the figure folders the report rule declares as inputs; a figure elsewhere is an
-    undeclared input and an error, as is a missing file (both name the file and ``where`` it is used)."""
+    undeclared input and an error, as is a missing file (both name the file and ``where`` it is used).
+    With ``rule`` (the section rule that wrote the figures), each file must also match the seal
+    ``Figures`` wrote beside it (a truncated or damaged PNG is an error naming it and the fix)."""
     folders = [Path(d).as_posix().rstrip("/") + "/" for d in figure_dirs]
 
     def data_uri(m: re.Match) -> str:
@@ -57,8 +59,10 @@ def embed_figures(fragment: str, figure_dirs: list[str | Path], where: str = "se
         if not path.is_file():
             raise FigureError(
                 f"{where} shows {src}, but that file is missing: rerun its section rule "
-                f"(snakemake -R <stage>_section)"
+                f"(snakemake <your target> --forcerun {rule or '<stage>_section'})"
             )
+        if rule is not None:
+            check_sealed(path, rule)
         return (
             m.group(1) + "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode() + m.group(3)
         )
@@ -126,7 +130,8 @@ def render_page(
     """The self-contained page: title, headline table, synthesis, one section per stage (figures
     embedded from ``figure_dirs``), provenance. ``sections``: (stage, fragment) in report order."""
     embedded = [
-        (stage, Markup(embed_figures(frag, figure_dirs, f"section {stage}"))) for stage, frag in sections
+        (stage, Markup(embed_figures(frag, figure_dirs, f"section {stage}", f"{stage}_section")))
+        for stage, frag in sections
     ]
     return (
         _environment()
@@ -140,6 +145,23 @@ def render_page(
             provenance=Markup(provenance_html),
         )
     )
+
+
+def read_section(stage: str, inputs: dict) -> tuple[str, list[dict]]:
+    """One stage's section fragment and headline rows, checked: both must match the seals that
+    ``write_section`` wrote, every headline row must have ``HEADLINE_KEYS``, and the figure folder must
+    exist (each figure is checked when embedded). A failure names the file and the fix."""
+    rule = f"{stage}_section"
+    html_path, figures = Path(inputs[f"{stage}_html"]), Path(inputs[f"{stage}_figures"])
+    check_sealed(html_path, rule)
+    rows = read_json(inputs[f"{stage}_headline"], rule)
+    bad = [r for r in rows if not isinstance(r, dict) or set(HEADLINE_KEYS) - set(r)] if isinstance(rows, list) else [rows]
+    if bad:
+        raise IntegrityError(f"{inputs[f'{stage}_headline']}: not a list of headline rows with the keys "
+                             f"{list(HEADLINE_KEYS)} (first bad entry: {str(bad[0])[:200]}). {fix_hint(rule)}")
+    if not figures.is_dir():
+        raise IntegrityError(f"{figures}: the figure folder of section {stage} is missing. {fix_hint(rule)}")
+    return html_path.read_text(), rows
 
 
 def _files(value) -> list[str]:
@@ -167,11 +189,14 @@ def report(
 
     sections, rows = [], []
     for stage in stages:
-        sections.append((stage, Path(inputs[f"{stage}_html"]).read_text()))
-        rows.extend({**r, "stage": stage} for r in json.loads(Path(inputs[f"{stage}_headline"]).read_text()))
+        fragment, stage_rows = read_section(stage, inputs)
+        sections.append((stage, fragment))
+        rows.extend({**r, "stage": stage} for r in stage_rows)
+    # lm_head_width_fit seals its fit; chinchilla_fit's fit is checked against a seal where it has one
     fits = {
-        k: json.loads(Path(inputs[k]).read_text()) if k in inputs else None
-        for k in ("synthesis_chinchilla", "synthesis_width")
+        k: read_json(inputs[k], rule, keys, require_seal=sealed) if k in inputs else None
+        for k, rule, keys, sealed in (("synthesis_chinchilla", "chinchilla_fit", ("params",), False),
+                                      ("synthesis_width", "lm_head_width_fit", ("status",), True))
     }
     declared = [f for v in inputs.values() for f in _files(v)]
     provenance = provenance_html(

@@ -1,0 +1,337 @@
+"""Faults of issue 18 (sections 1 and 2) in the depth-toy, LM-head and report stages: a damaged checkpoint
+is logged, moved aside and the job reruns from scratch to the same result as a clean run; a damaged
+finished file stops its consumer with the file and the fix (``snakemake --forcerun <rule>``) named."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from _pipeline import merged_config
+
+from depthwidth import integrity
+from depthwidth.config import validate_config
+from depthwidth.integrity import IntegrityError
+
+
+def _damage(path: Path, how: str) -> None:
+    """Damage ``path`` as the fault probe does, keeping its modification time (so Snakemake sees nothing)."""
+    st = path.stat()
+    data = path.read_bytes()
+    if how == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        path.write_bytes(b"")
+    elif how == "garbage":
+        path.write_bytes(b"\x00garbage" * max(1, len(data) // 8))
+    elif how == "drop_rows":  # a table that lost its last rows but still parses
+        lines = data.decode().splitlines(keepends=True)
+        path.write_text("".join(lines[: max(2, len(lines) // 2)]))
+    else:
+        raise ValueError(how)
+    os.utime(path, (st.st_atime, st.st_mtime))
+
+
+# ------------------------------------------------------------------------------------------- depth toy
+
+
+class _Killed(Exception):
+    pass
+
+
+def _depth_toy_job(tmp_path: Path) -> tuple[dict, dict, list[str], str]:
+    """The tiny test config's mse job (independent teacher, replicate 0): params, speed, output paths."""
+    from depthwidth.depth_toy import pipeline
+
+    cfg = validate_config(merged_config())["depth_toy"]
+    students = [str(tmp_path / p) for p in pipeline.student_files(cfg, "mse", "independent", 0)]
+    angles = str(tmp_path / pipeline.angle_file("mse", "independent", 0))
+    return pipeline.train_params(cfg, "mse"), pipeline.speed_settings(cfg), students, angles
+
+
+def _student_records(paths: list[str]) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+@pytest.fixture(scope="module")
+def depth_toy_clean(tmp_path_factory):
+    """The clean, uninterrupted run of the job: its per-student records and angle table."""
+    from depthwidth.depth_toy.train import depth_toy_train
+
+    tmp = tmp_path_factory.mktemp("clean")
+    params, speed, students, angles = _depth_toy_job(tmp)
+    depth_toy_train(params, speed, "independent", 0, students, angles)
+    return _student_records(students), pd.read_csv(angles)
+
+
+@pytest.mark.parametrize("how", ["truncate", "empty", "garbage"])
+def test_damaged_depth_toy_checkpoint_is_moved_aside_and_rerun(tmp_path, monkeypatch, caplog, how, depth_toy_clean):
+    import depthwidth.depth_toy.train as tr
+
+    params, speed, students, angles = _depth_toy_job(tmp_path)
+    assert params["steps"] == 20 and speed["checkpoint_every"] == 10
+    real_update = tr.Progress.update
+    calls = {"n": 0}
+
+    def dying_update(self, n=1, **extra):
+        calls["n"] += 1
+        if calls["n"] == 13:  # killed after step 13: the checkpoint (step 10) stays behind
+            raise _Killed
+        return real_update(self, n, **extra)
+
+    monkeypatch.setattr(tr.Progress, "update", dying_update)
+    with pytest.raises(_Killed):
+        tr.depth_toy_train(params, speed, "independent", 0, students, angles)
+    monkeypatch.setattr(tr.Progress, "update", real_update)
+    ckpt = Path(angles).with_name("checkpoint.pt")
+    assert torch.load(ckpt, weights_only=False)["step"] == 10
+    _damage(ckpt, how)
+
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        tr.depth_toy_train(params, speed, "independent", 0, students, angles)
+    assert str(ckpt) in caplog.text and "moved aside" in caplog.text and "resumed" not in caplog.text
+    assert len(list(ckpt.parent.glob("checkpoint.pt.bad-*"))) == 1 and not ckpt.exists()
+    records, table = depth_toy_clean
+    assert _student_records(students) == records  # from scratch: the same numbers as a clean run
+    pd.testing.assert_frame_equal(pd.read_csv(angles), table)
+
+
+def test_depth_toy_checkpoint_of_another_job_is_not_resumed(tmp_path, monkeypatch, caplog, depth_toy_clean):
+    """A sealed, intact checkpoint written for other params (here another seed) is moved aside too."""
+    import depthwidth.depth_toy.train as tr
+
+    params, speed, students, angles = _depth_toy_job(tmp_path)
+    other = {**params, "seed": params["seed"] + 1}
+    monkeypatch.setattr(tr, "write_job_outputs", lambda *a, **k: (_ for _ in ()).throw(_Killed()))
+    with pytest.raises(_Killed):  # finished training, killed before writing: its checkpoint is at step 10
+        tr.depth_toy_train(other, speed, "independent", 0, students, angles)
+    monkeypatch.undo()
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        tr.depth_toy_train(params, speed, "independent", 0, students, angles)
+    assert "fingerprint differs" in caplog.text and "resumed" not in caplog.text
+    assert _student_records(students) == depth_toy_clean[0]
+
+
+def test_depth_toy_consumers_check_what_they_read(tmp_path, depth_toy_clean):
+    """A damaged per-student file stops rule depth_toy_tables, a truncated table stops the section; both
+    name the file and the rule to force."""
+    from depthwidth.depth_toy import pipeline
+    from depthwidth.depth_toy.section import depth_toy_section
+    from depthwidth.depth_toy.tables import depth_toy_tables
+    from depthwidth.depth_toy.train import depth_toy_train
+
+    params, speed, students, angles = _depth_toy_job(tmp_path)
+    depth_toy_train(params, speed, "independent", 0, students, angles)
+    tables = {k: str(tmp_path / v) for k, v in pipeline.TABLES.items()}
+
+    def make_tables():
+        depth_toy_tables(students, [angles], tables["runs"], tables["exponents"], tables["angles"],
+                         tables["trajectory"], tables["teacher_angles"])
+
+    make_tables()
+    assert len(integrity.read_table(tables["runs"], "depth_toy_tables")) == len(students)
+    student = Path(students[-1])
+    good = student.read_bytes()
+    _damage(student, "truncate")
+    with pytest.raises(IntegrityError, match=rf"{student.name}.*forcerun depth_toy_train_mse"):
+        make_tables()
+    student.write_bytes(good)
+    _damage(Path(angles), "drop_rows")
+    with pytest.raises(IntegrityError, match=r"angles\.csv.*forcerun depth_toy_train_mse"):
+        make_tables()
+
+    cfg = validate_config(merged_config())["depth_toy"]
+    section_args = (str(tmp_path / "section.html"), str(tmp_path / "headline.json"), str(tmp_path / "figures"),
+                    *pipeline.section_params(cfg).values())
+    _damage(Path(tables["runs"]), "drop_rows")
+    with pytest.raises(IntegrityError, match=r"runs\.csv: it has \d+ bytes.*forcerun depth_toy_tables"):
+        depth_toy_section(tables, *section_args)
+    assert not (tmp_path / "headline.json").exists()
+
+
+# ------------------------------------------------------------------------------------------- LM head
+
+
+class _Tok:
+    """Digits as token ids (as in test_lm_head)."""
+
+    def __call__(self, text, return_tensors=None, truncation=True, max_length=None):
+        ids = torch.tensor([[int(c) for c in text][:max_length]])
+        return type("Enc", (), {"input_ids": ids})()
+
+
+TEXTS = ["0123", "456789", "11", "2222222", "98", "7777", "01234567"]
+
+
+def _tiny_model():
+    import transformers as tf
+
+    torch.manual_seed(0)
+    return tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=12, n_embd=16, n_layer=1, n_head=2)).eval()
+
+
+def _killed_loss_run(model, ckpt: Path, fp: dict, after: int) -> None:
+    """A loss job killed after ``after`` texts, leaving its (sealed) checkpoint behind."""
+    from depthwidth.lm_head.loss import corpus_loss
+
+    calls = []
+
+    def hook(*a):
+        calls.append(1)
+        if len(calls) > after:
+            raise _Killed
+
+    handle = model.register_forward_hook(hook)
+    with pytest.raises(_Killed):
+        corpus_loss(model, _Tok(), TEXTS, max_tokens=8, checkpoint=str(ckpt), every=1, fp=fp)
+    handle.remove()
+
+
+def _loss_nats(df: pd.DataFrame) -> float:
+    return float(df["nll_nats"].sum() / df["tokens"].sum())
+
+
+@pytest.mark.parametrize("how", ["drop_rows", "truncate", "empty", "garbage"])
+def test_damaged_loss_checkpoint_is_moved_aside_and_rescored(tmp_path, caplog, how):
+    from depthwidth.lm_head.loss import corpus_loss, texts_sha256
+
+    model = _tiny_model()
+    fp = {"texts": texts_sha256(TEXTS), "model": "tiny", "dtype": "float32"}
+    clean = corpus_loss(model, _Tok(), TEXTS, max_tokens=8)
+    ckpt = tmp_path / "loss.csv.checkpoint"
+    _killed_loss_run(model, ckpt, fp, after=5)
+    assert len(pd.read_csv(ckpt)) == 5
+    _damage(ckpt, how)
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        got = corpus_loss(model, _Tok(), TEXTS, max_tokens=8, checkpoint=str(ckpt), every=1, fp=fp)
+    assert str(ckpt) in caplog.text and "moved aside" in caplog.text and "resuming" not in caplog.text
+    assert len(list(tmp_path.glob("loss.csv.checkpoint.bad-*"))) == 1
+    assert got["text_index"].tolist() == list(range(len(TEXTS)))
+    assert _loss_nats(got) == pytest.approx(_loss_nats(clean), rel=1e-6)
+    np.testing.assert_allclose(got["nll_nats"], clean["nll_nats"], rtol=1e-6)
+
+
+def test_loss_checkpoint_of_other_texts_is_not_resumed(tmp_path, caplog):
+    """The fingerprint covers the texts' content: a checkpoint scored on a corpus that has since changed
+    (same file name, same count) is moved aside; an intact one of the same texts is resumed."""
+    from depthwidth.lm_head.loss import corpus_loss, texts_sha256
+
+    model = _tiny_model()
+    ckpt = tmp_path / "loss.csv.checkpoint"
+    _killed_loss_run(model, ckpt, {"texts": texts_sha256(TEXTS)}, after=4)
+    changed = [*TEXTS[:1], "3333", *TEXTS[2:]]
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        got = corpus_loss(model, _Tok(), changed, max_tokens=8, checkpoint=str(ckpt), every=1,
+                          fp={"texts": texts_sha256(changed)})
+    assert "fingerprint differs" in caplog.text
+    assert _loss_nats(got) == pytest.approx(_loss_nats(corpus_loss(model, _Tok(), changed, max_tokens=8)), rel=1e-6)
+    # the same texts: resumed, only the rest scored
+    _killed_loss_run(model, ckpt, {"texts": texts_sha256(TEXTS)}, after=4)
+    calls = []
+    handle = model.register_forward_hook(lambda *a: calls.append(1))
+    corpus_loss(model, _Tok(), TEXTS, max_tokens=8, checkpoint=str(ckpt), every=1, fp={"texts": texts_sha256(TEXTS)})
+    handle.remove()
+    assert len(calls) == len(TEXTS) - 4
+
+
+def _lm_head_files(tmp_path: Path) -> dict:
+    """Sealed per-job files of two models, as rules lm_head_geometry and lm_head_loss write them."""
+    from depthwidth.lm_head.tables import LOSS_COLUMNS
+
+    out = {"geometry": [], "loss": []}
+    for k, m in enumerate([64, 128]):
+        g, lo = tmp_path / f"geometry/toy-{m}.json", tmp_path / f"loss/c/toy-{m}.json"
+        integrity.write_json(g, {"model": f"toy-{m}", "family": "toy", "width": m, "m_times_mean_sq_overlap": 1.0})
+        integrity.write_json(lo, {**{c: k for c in LOSS_COLUMNS}, "model": f"toy-{m}", "family": "toy",
+                                  "width": m, "corpus": "c", "loss_nats": 3.0 - k, "seconds": 1.0})
+        out["geometry"].append(str(g))
+        out["loss"].append(str(lo))
+    return out
+
+
+def test_lm_head_consumers_check_what_they_read(tmp_path):
+    from depthwidth.lm_head.section import lm_head_section
+    from depthwidth.lm_head.width_fit import lm_head_width_fit
+
+    files = _lm_head_files(tmp_path)
+    out = {k: str(tmp_path / f) for k, f in (("geometry_csv", "geometry.csv"), ("loss_csv", "loss.csv"),
+                                             ("fit_json", "width_fit.json"))}
+    lm_head_width_fit(files["geometry"], files["loss"], min_widths=3, **out)
+    assert integrity.read_json(out["fit_json"], "lm_head_width_fit")["status"] == "skipped"
+    # a per-job summary that lost its end
+    _damage(Path(files["loss"][1]), "truncate")
+    with pytest.raises(IntegrityError, match=r"toy-128\.json.*forcerun lm_head_loss"):
+        lm_head_width_fit(files["geometry"], files["loss"], min_widths=3, **out)
+    # a finished table that lost rows, and a damaged fit
+    section = dict(norms_paths=[], token_fit_csv="unused.csv", token_counts_paths=[], dead_norm_fraction=0.1,
+                   html_path=str(tmp_path / "s.html"), headline_path=str(tmp_path / "h.json"),
+                   figures_dir=str(tmp_path / "figures"))
+    _damage(Path(out["loss_csv"]), "drop_rows")
+    with pytest.raises(IntegrityError, match=r"loss\.csv.*forcerun lm_head_width_fit"):
+        lm_head_section(out["geometry_csv"], out["loss_csv"], out["fit_json"], **section)
+    assert not (tmp_path / "h.json").exists()
+
+
+# ------------------------------------------------------------------------------------------- report
+
+
+def test_report_checks_headline_and_figures(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from depthwidth.report.html import Figures, headline_row, write_section
+    from depthwidth.report.page import report
+
+    monkeypatch.chdir(tmp_path)
+    stages = ["lm_head"]
+    figs = Figures("results/lm_head/figures")
+    fig, ax = plt.subplots(figsize=(2, 2))
+    body = figs.html(fig, "line", "Line. A caption.")
+    write_section("results/lm_head/section.html", "results/lm_head/headline.json", "lm_head", "t", body,
+                  [headline_row("q", "1", 1.0, 0.1, True, "s")])
+    integrity.write_json("results/lm_head/width_fit.json", {"status": "skipped"})
+    inputs = {"lm_head_html": "results/lm_head/section.html", "lm_head_headline": "results/lm_head/headline.json",
+              "lm_head_figures": "results/lm_head/figures", "synthesis_width": "results/lm_head/width_fit.json"}
+    cfg = {"stages": stages}
+
+    def run():
+        report("t", stages, {}, cfg, inputs, "results/report.html", "results/headline.csv")
+
+    run()
+    assert Path("results/report.html").exists()
+    for path, how in (("results/lm_head/headline.json", "truncate"), ("results/lm_head/figures/line.png", "truncate"),
+                      ("results/lm_head/section.html", "empty")):
+        good = Path(path).read_bytes()
+        _damage(Path(path), how)
+        with pytest.raises(IntegrityError, match=rf"{Path(path).name}.*forcerun lm_head_section"):
+            run()
+        Path(path).write_bytes(good)
+    run()
+
+
+# ------------------------------------------------------------------------------------------- rule logs
+
+
+def test_uncaught_error_goes_to_the_rule_log_with_its_traceback(tmp_path):
+    """A script that sets up logging and then fails leaves the traceback and the message in its log file."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "logs/rule.log"
+    code = ("from depthwidth.logs import setup_logging\n"
+            "from depthwidth.integrity import read_table\n"
+            f"setup_logging({str(log)!r})\n"
+            f"read_table({str(tmp_path / 'runs.csv')!r}, 'depth_toy_tables')\n")
+    (tmp_path / "runs.csv").write_text("x\n1\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(integrity.__file__).parents[1])})
+    assert proc.returncode == 1
+    text = log.read_text()
+    assert "Traceback (most recent call last)" in text and "IntegrityError" in text
+    assert f"{tmp_path / 'runs.csv'}: it has no seal" in text and "--forcerun depth_toy_tables" in text
+    assert proc.stderr.count("Traceback") == 1  # on stderr once, not twice
