@@ -3,6 +3,7 @@ fsynced, then renamed. A reader (or a killed run's restart) never sees half a fi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -131,3 +132,12 @@ def atomic_torch_save(obj: Any, dest: str | Path) -> None:
 
 def atomic_copy(src: str | Path, dest: str | Path) -> None:
     atomic_write(dest, lambda p: shutil.copyfile(src, p))
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file's bytes, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()

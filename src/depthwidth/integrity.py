@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from depthwidth.files import atomic_torch_save, atomic_write_json
+from depthwidth.files import sha256_file, atomic_torch_save, atomic_write_json
 
 log = logging.getLogger("depthwidth")
 
@@ -35,13 +35,6 @@ def fingerprint(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
 
 def seal_path(path: str | Path) -> Path:
     path = Path(path)
@@ -51,7 +44,7 @@ def seal_path(path: str | Path) -> Path:
 def seal(path: str | Path, fp: Any = None, **meta) -> None:
     """Write the seal of the (already complete) file ``path``: checksum, size, fingerprint, ``meta``."""
     path = Path(path)
-    record = {"sha256": file_sha256(path), "bytes": path.stat().st_size,
+    record = {"sha256": sha256_file(path), "bytes": path.stat().st_size,
               "fingerprint": fingerprint(fp) if fp is not None else None, **meta}
     atomic_write_json(seal_path(path), record)
 
@@ -70,7 +63,7 @@ def seal_problem(path: str | Path, fp: Any = None) -> str | None:
     size = path.stat().st_size
     if record.get("bytes") != size:
         return f"it has {size} bytes where its seal recorded {record.get('bytes')} (truncated or changed)"
-    if file_sha256(path) != record.get("sha256"):
+    if sha256_file(path) != record.get("sha256"):
         return "its checksum differs from the one recorded when it was written (damaged or changed)"
     if fp is not None and record.get("fingerprint") != fingerprint(fp):
         return "it was written for other settings or inputs (its fingerprint differs)"

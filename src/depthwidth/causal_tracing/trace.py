@@ -36,9 +36,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 from torch import nn
 
 from depthwidth.files import atomic_write, atomic_write_json
+from depthwidth.models.load import resolve_device as _resolve_device
 
 log = logging.getLogger("depthwidth.causal_tracing")
 
@@ -285,13 +287,8 @@ class Tracer:
         return p.double().cpu().numpy()
 
 
-def resolve_device(device: str) -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise CausalTracingError(f"causal_tracing.device is '{device}' but torch sees no CUDA GPU. "
-                                 "Fix: set causal_tracing.device to auto or cpu, or run on a GPU node.")
-    return torch.device(device)
+def resolve_device(device: str = "auto") -> torch.device:
+    return _resolve_device(device, "causal_tracing.device")
 
 
 def trace(model: nn.Module, tokenizer, fact: Fact, *, model_name: str, noise_samples: int, seed: int,

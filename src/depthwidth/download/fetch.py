@@ -20,7 +20,7 @@ from typing import Callable
 
 import yaml
 
-from depthwidth.files import atomic_copy, atomic_write_bytes
+from depthwidth.files import atomic_copy, atomic_write_bytes, sha256_file
 
 log = logging.getLogger("depthwidth.download.fetch")
 
@@ -34,13 +34,6 @@ class FetchError(RuntimeError):
 def load_manifest(path: str | Path = MANIFEST_PATH) -> dict:
     return yaml.safe_load(Path(path).read_text())
 
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def nanogpt_table_a9(raw: bytes) -> bytes:

@@ -23,9 +23,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 from safetensors.torch import load_file, save_file
 
 from depthwidth.files import atomic_write
+from depthwidth.models.load import resolve_device as _resolve_device
 
 from .metrics import LOSSES, batch_metrics, find_parts, loss_layers
 
@@ -35,12 +37,7 @@ INDEX_KEYS = ("doc_index", "position", "token_id", "target_id")
 
 
 def resolve_device(device: str = "auto") -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(f"device '{device}' was asked for but torch sees no CUDA GPU. "
-                           "Fix: set hidden_states.device to auto or cpu, or run on a GPU node.")
-    return torch.device(device)
+    return _resolve_device(device, "hidden_states.device")
 
 
 def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:

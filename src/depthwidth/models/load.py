@@ -199,3 +199,16 @@ def load_model(model_dir: str | Path, *, dtype: Any = None, device: str = "cpu",
         model.to(device)
     model.eval()
     return LoadedModel(model=model, tokenizer=tok, info=model_info(model, spec))
+
+
+def resolve_device(device: str = "auto", key: str = "device"):
+    """``auto`` → cuda where torch sees a GPU, else cpu; a CUDA device without a GPU is an error naming the
+    config ``key`` and the fix."""
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ModelError(f"{key} is '{device}' but torch sees no CUDA GPU. "
+                         f"Fix: set {key} to auto or cpu, or run on a GPU node.")
+    return torch.device(device)
