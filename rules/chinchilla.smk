@@ -1,8 +1,7 @@
 # Chinchilla: reconstruct (N, D, d_model, n_layers, loss) and fit the decomposed law.
 from depthwidth.chinchilla import pipeline as chinchilla_pipeline
-from depthwidth.chinchilla.sweeps import openlm_files
 
-OPENLM_FILES = openlm_files(MANIFEST)
+OPENLM_FILES = chinchilla_pipeline.openlm_pinned_files()
 
 
 wildcard_constraints:

@@ -268,6 +268,8 @@ def test_user_sweep_fitted_by_adding_a_sweeps_entry(tmp_path):
         assert abs(p["value"] - truth) < 3 * p["stderr"], (a, p)
     iv = out["profiles"]["alpha_l"]["intervals"]["95%"]
     assert iv["lo"] < TRUE["alpha_l"] < iv["hi"] and out["identified"] == {"alpha_l": True}
+    assert out["heldout"]["n_splits"] == 10 and out["heldout"]["rmse_log_test_mean"] < 0.01  # schema default
+    assert len(out["depth_partial"]["partial"]) == 125
     prof = pd.read_csv(tmp_path / "results/chinchilla/sweeps/mine/profile.csv")
     assert set(prof["param"]) == {"alpha_l"} and len(prof) >= 6
 

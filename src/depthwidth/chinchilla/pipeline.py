@@ -31,6 +31,14 @@ LOADER_PATHS = {"chinchilla": "results/chinchilla/points.csv", "openlm_grid": "d
 LOAD_KEYS = ("name", "loader", "path", "columns", "options", "n_exponents", "drop_highest")
 
 
+def openlm_pinned_files() -> list[str]:
+    """The OpenLM files pinned in the download manifest (paths under data/raw/)."""
+    from depthwidth.chinchilla.sweeps import openlm_files
+    from depthwidth.download.fetch import load_manifest
+
+    return openlm_files(load_manifest())
+
+
 def sweep_names(config: dict) -> list[str]:
     names = [s["name"] for s in config["chinchilla"]["sweeps"]]
     twice = sorted({n for n in names if names.count(n) > 1})
