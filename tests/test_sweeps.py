@@ -353,7 +353,9 @@ def test_sweep_shape_and_headline_rows():
     assert sh["width_exponent"] == pytest.approx(1.1 / 3.1) and "m* ∝ N^0.355" in text
     only_l = summary("b", 0.3, None, {"alpha_l": False})
     assert sweep_shape(only_l) == (None, "b: loss-optimal shape not identified (alpha_m not profiled, "
-                                         "alpha_l not identified).")
+                                         "alpha_l 95 % profile interval open).")
+    assert "alpha_m at its bound" in sweep_shape({**both, "at_bound": ["alpha_m"],
+                                                  "identified": {"alpha_l": True, "alpha_m": False}})[1]
     rows = sweep_headline_rows([summary("chinchilla", 0.8, 1.4, {"alpha_l": True}), both, only_l])
     assert [r["quantity"] for r in rows] == ["α_ℓ (sweep a)", "α_ℓ (sweep b)"]
     assert rows[0]["agree"] is True and "0.8 – 1.4" in rows[0]["note"]

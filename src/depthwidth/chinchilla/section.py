@@ -431,7 +431,10 @@ def sweep_shape(s: dict) -> tuple[dict | None, str]:
     ident = s.get("identified", {})
     missing = [a for a in ("alpha_m", "alpha_l") if not ident.get(a, False)]
     if missing:
-        why = ", ".join(f"{a} {'not profiled' if a not in s['profiles'] else 'not identified'}" for a in missing)
+        def reason(a):
+            return ("fixed" if a in s["fixed"] else "at its bound" if a in s["at_bound"]
+                    else "not profiled" if a not in s["profiles"] else "95 % profile interval open")
+        why = ", ".join(f"{a} {reason(a)}" for a in missing)
         return None, f"{s['sweep']}: loss-optimal shape not identified ({why})."
     sh = shape_exponents(s["params"]["alpha_m"]["value"], s["params"]["alpha_l"]["value"])
     return sh, (f"{s['sweep']}: loss-optimal shape m* ∝ N^{sh['width_exponent']:.3f}, "
