@@ -268,6 +268,8 @@ def test_user_sweep_fitted_by_adding_a_sweeps_entry(tmp_path):
         assert abs(p["value"] - truth) < 3 * p["stderr"], (a, p)
     iv = out["profiles"]["alpha_l"]["intervals"]["95%"]
     assert iv["lo"] < TRUE["alpha_l"] < iv["hi"] and out["identified"] == {"alpha_l": True}
+    assert out["heldout"]["n_splits"] == 10 and out["heldout"]["rmse_log_test_mean"] < 0.01  # schema default
+    assert len(out["depth_partial"]["partial"]) == 125
     prof = pd.read_csv(tmp_path / "results/chinchilla/sweeps/mine/profile.csv")
     assert set(prof["param"]) == {"alpha_l"} and len(prof) >= 6
 
@@ -301,9 +303,60 @@ def test_section_compares_sweeps(tmp_path):
     from depthwidth.chinchilla.section import sweeps_html
     from depthwidth.report.html import Figures
 
-    out = identify.identify(good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]})
+    out = identify.identify(good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]},
+                            heldout_splits=2)
     body, table = sweeps_html(Figures(tmp_path), [{"sweep": "mine", "n_exponents": 3, **out}])
     assert table["sweep"].tolist() == ["mine"] and table["α_m 68 %"].iloc[0] == "–"
+    assert table["optimal shape m* ∝ N^a, ℓ* ∝ N^b"].iloc[0] == "not identified"
+    assert table["held-out RMSE log L (train)"].iloc[0].startswith("0.00") and "Held-out check per sweep" in body
+    assert (tmp_path / "depth_part_mine.png").is_file() and "Partial dependence on depth, sweep mine" in body
     # the true α_ℓ = 1.2 with 0.5 % noise: the 95 % interval is narrow and excludes 1
     assert "mine contradicts α_ℓ ≈ 1" in body, body
     assert (tmp_path / "profile_alpha_l_mine.png").is_file() and "No sweep ties" in body
+
+
+# ---------------------------------------------------------------- depth part, held-out check, shape, headline
+def test_depth_partial_recovers_depth_term():
+    """On a noiseless synthetic sweep, L − fitted width and data terms − L0 is the true 0.5·(ℓ/8)^−1.2."""
+    df = synthetic(noise=0.0).rename(columns={v: k for k, v in MAPPING.items()})
+    res, d = identify.fit_result(df, n_starts=2)
+    dp = identify.depth_partial(d, identify.values(res, d))
+    depth, part = np.asarray(dp["depth"]), np.asarray(dp["partial"])
+    assert np.allclose(depth, df["depth"]) and dp["depth_unit"] == pytest.approx(8.0)
+    truth = 0.5 * (depth / 8) ** -TRUE["alpha_l"]
+    assert np.allclose(part, truth, rtol=1e-4, atol=1e-6), np.abs(part - truth).max()
+    assert np.allclose(dp["depth_term"], truth, rtol=1e-4)
+
+
+def test_heldout_noiseless_sweep_is_zero_and_noisy_matches_noise():
+    """The sweep's held-out check is the main fit's (fit.held_out through identify.sweep_refit)."""
+    df = synthetic(noise=0.0).rename(columns={v: k for k, v in MAPPING.items()})
+    out = identify.identify(df, n_starts=2, n_bootstrap=0, profile_grids={}, heldout_splits=3)
+    h = out["heldout"]
+    assert h["n_splits"] == 3 and h["rmse_log_test_mean"] < 1e-5 and h["rmse_log_train_mean"] < 1e-5, h
+    noisy = identify.identify(good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={}, heldout_splits=2,
+                              group_offsets=True)["heldout"]
+    assert 0.003 < noisy["rmse_log_test_mean"] < 0.008, noisy  # the 0.5 % noise, not more
+
+
+def test_sweep_shape_and_headline_rows():
+    from depthwidth.chinchilla.section import sweep_headline_rows, sweep_shape
+
+    def summary(name, lo, hi, identified):
+        iv = {"lo": lo, "hi": hi, "closed_lo": lo is not None, "closed_hi": hi is not None, "grid": [0.05, 4.0]}
+        return {"sweep": name, "n": 50, "fixed": {}, "at_bound": [], "identified": identified,
+                "params": {"alpha_l": {"value": 1.1, "stderr": 0.1}, "alpha_m": {"value": 0.9, "stderr": 0.1}},
+                "profiles": {a: {"intervals": {"95%": iv, "68%": iv}} for a in identified}}
+
+    both = summary("a", 0.8, 1.4, {"alpha_l": True, "alpha_m": True})
+    sh, text = sweep_shape(both)
+    assert sh["width_exponent"] == pytest.approx(1.1 / 3.1) and "m* ∝ N^0.355" in text
+    only_l = summary("b", 0.3, None, {"alpha_l": False})
+    assert sweep_shape(only_l) == (None, "b: loss-optimal shape not identified (alpha_m not profiled, "
+                                         "alpha_l 95 % profile interval open).")
+    assert "alpha_m at its bound" in sweep_shape({**both, "at_bound": ["alpha_m"],
+                                                  "identified": {"alpha_l": True, "alpha_m": False}})[1]
+    rows = sweep_headline_rows([summary("chinchilla", 0.8, 1.4, {"alpha_l": True}), both, only_l])
+    assert [r["quantity"] for r in rows] == ["α_ℓ (sweep a)", "α_ℓ (sweep b)"]
+    assert rows[0]["agree"] is True and "0.8 – 1.4" in rows[0]["note"]
+    assert rows[1]["agree"] is None and "open (> 4)" in rows[1]["note"]  # no verdict on an open interval

@@ -96,21 +96,33 @@ def bootstrap(d: FitData, best: dict, n_resamples: int, seed: int = 0, n_starts:
     return pd.DataFrame(rows)
 
 
-def held_out(d: FitData, best: dict, n_splits: int, test_fraction: float = 0.2, seed: int = 0) -> dict:
-    """Repeated random splits: fit on 1 − test_fraction, error of log L on the held-out part."""
+def law_refit(best: dict, n_starts: int = 2):
+    """The held-out check's refit for FitData: ``fit_law`` from ``best`` (and ``n_starts`` starts).
+    Returns refit(train, seed) → (training residuals of log L, predict(test) → L̂)."""
+    def refit(train: FitData, seed: int):
+        res = fit_law(train, n_starts=n_starts, seed=seed, inits=[best])
+        v = values(res)
+        return res.residual, lambda dt: decomposed_law(dt.m, dt.ell, dt.D, *(v[k] for k in PARAMS))
+    return refit
+
+
+def held_out(d, best: dict, n_splits: int, test_fraction: float = 0.2, seed: int = 0, refit=None) -> dict:
+    """Repeated random splits: fit on 1 − test_fraction, error of log L on the held-out part. ``d`` is a
+    FitData, or any data with ``take``, ``len`` and ``loss`` when ``refit`` (see ``law_refit``, the
+    default) knows how to fit and predict it."""
+    refit = refit or law_refit(best)
     rng = np.random.default_rng(seed)
     n_test = max(1, int(round(test_fraction * len(d))))
     rmse_test, rmse_train, mape_test = [], [], []
     for s in range(n_splits):
         perm = rng.permutation(len(d))
         te, tr = perm[:n_test], perm[n_test:]
-        res = fit_law(d.take(tr), n_starts=2, seed=seed + 1000 + s, inits=[best])
-        v = values(res)
+        resid, predict = refit(d.take(tr), seed + 1000 + s)
         dt = d.take(te)
-        pred = decomposed_law(dt.m, dt.ell, dt.D, *(v[k] for k in PARAMS))
+        pred = predict(dt)
         rmse_test.append(float(np.sqrt(np.mean((np.log(dt.loss) - np.log(pred)) ** 2))))
         mape_test.append(float(np.mean(np.abs(pred - dt.loss) / dt.loss)))
-        rmse_train.append(float(np.sqrt(np.mean(res.residual ** 2))))
+        rmse_train.append(float(np.sqrt(np.mean(resid ** 2))))
     return {
         "n_splits": n_splits, "test_fraction": test_fraction,
         "rmse_log_test_mean": float(np.mean(rmse_test)), "rmse_log_test_std": float(np.std(rmse_test)),

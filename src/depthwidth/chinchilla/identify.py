@@ -26,6 +26,7 @@ import lmfit
 import numpy as np
 import pandas as pd
 
+from depthwidth.chinchilla.fit import held_out
 from depthwidth.chinchilla.law import ALPHA_BOUNDS, PARAMS, decomposed_law
 from depthwidth.files import atomic_write_csv, atomic_write_json
 
@@ -179,6 +180,31 @@ def fit(df: pd.DataFrame, fixed: dict | None = None, **kw) -> tuple[dict, float,
     return values(res, d, kw.get("group_offsets", False)), float(res.chisqr), len(d)
 
 
+def sweep_refit(best: dict, fixed: dict | None = None, group_offsets: bool = False, n_starts: int = 2):
+    """The adapter that lets ``fit.held_out`` (the main fit's held-out check) run on a sweep: refit(train,
+    seed) → (training residuals of log L, predict(test) → L̂), with this module's fit (offsets per group,
+    ``fixed`` held), started from ``best``."""
+    def refit(train: Data, seed: int):
+        if group_offsets and len(np.unique(train.g)) < len(train.groups):
+            raise ValueError("a held-out split left a whole group out of the training part; its offset is "
+                             "undefined (use fewer held-out runs or turn group_offsets off)")
+        res, _ = fit_result(train, fixed, group_offsets=group_offsets, n_starts=n_starts, seed=seed, inits=[best])
+        v = res.params.valuesdict()
+        return res.residual, lambda dt: _predict(v, dt, group_offsets)
+    return refit
+
+
+def depth_partial(d: Data, v: dict, group_offsets: bool = False) -> dict:
+    """Partial dependence on depth: per run, L − c_m/m^α_m − c_D/D^α_D − L0 (its group's offset), which
+    the law says equals c_ℓ/ℓ^α_ℓ. Returns depth in layers, the residual per run, and the fitted term at
+    each run (so the curve can be drawn without the units)."""
+    offs = np.array([v[name] for name, _ in _offsets(d, group_offsets)])
+    L0 = offs[d.g] if group_offsets else offs[0]
+    partial = d.loss - v["c_m"] * d.m ** -v["alpha_m"] - v["c_D"] * d.D ** -v["alpha_D"] - L0
+    return {"depth": (d.ell * d.units.get("depth", 1.0)).tolist(), "partial": partial.tolist(),
+            "depth_term": (v["c_l"] * d.ell ** -v["alpha_l"]).tolist(), "depth_unit": d.units.get("depth", 1.0)}
+
+
 # ---------------------------------------------------------------- identifiability
 def _pairs(names=EXPONENTS) -> list[tuple[str, str]]:
     return list(combinations(names, 2))
@@ -302,11 +328,13 @@ def tokens_vs_size(df: pd.DataFrame, threshold: float = TIED_THRESHOLD) -> dict:
 
 def identify(df: pd.DataFrame, *, units: dict | None = None, group_offsets: bool = False,
              fixed: dict | None = None, n_starts: int = 8, seed: int = 0, n_bootstrap: int = 100,
-             profile_grids: dict | None = None) -> dict:
+             profile_grids: dict | None = None, heldout_splits: int = 0, heldout_fraction: float = 0.2) -> dict:
     """Everything about whether ``df`` identifies the law, JSON-ready: the fit (values, lmfit stderr,
     SSR, n, p, s²), exponent correlations (covariance, bootstrap), profiles and their Δχ² = 1 / 3.84
     intervals for each exponent in ``profile_grids`` (default: α_ℓ on 0.05 … 4), tokens vs size, the
-    exponents that ran to a bound (``at_bound``) and ``identified`` (per profiled exponent)."""
+    exponents that ran to a bound (``at_bound``), ``identified`` (per profiled exponent), the partial
+    dependence on depth per run (``depth_partial``) and, with ``heldout_splits`` > 0, the held-out check
+    of ``fit.held_out`` (``heldout``)."""
     fixed = dict(fixed or {})
     res, d = fit_result(df, fixed, units=units, group_offsets=group_offsets, n_starts=n_starts, seed=seed)
     best = values(res, d, group_offsets)
@@ -316,7 +344,11 @@ def identify(df: pd.DataFrame, *, units: dict | None = None, group_offsets: bool
            "converged": bool(res.success), "group_offsets": group_offsets, "groups": d.groups,
            "fixed": fixed, "units": d.units,
            "params": {k: {"value": best[k], "stderr": se} for k, se in stderrs(res, d, group_offsets).items()},
-           "corr_covariance": correlation_from_covariance(res), "tokens_vs_size": tokens_vs_size(df)}
+           "corr_covariance": correlation_from_covariance(res), "tokens_vs_size": tokens_vs_size(df),
+           "depth_partial": depth_partial(d, best, group_offsets)}
+    if heldout_splits > 0:
+        out["heldout"] = held_out(d, best, heldout_splits, heldout_fraction, seed=seed,
+                                  refit=sweep_refit(best, fixed, group_offsets))
     if n_bootstrap > 0 and not fixed:
         boot = bootstrap(df, best, n_bootstrap, units=d.units, group_offsets=group_offsets, seed=seed)
         out["corr_bootstrap"] = correlation_from_bootstrap(boot)
@@ -354,12 +386,14 @@ def identified(summary: dict, level: str = "95%") -> dict:
 
 def chinchilla_sweep_identify(runs_csv, cfg: dict, json_out, profile_out) -> dict:
     """Rule chinchilla_sweep_identify: ``identify`` on a sweep's runs.csv with the sweep's settings
-    (``cfg``: group_offsets, fixed, bootstrap, profile, profile_points, n_starts, seed). Writes the JSON
+    (``cfg``: group_offsets, fixed, bootstrap, profile, profile_points, n_starts, seed, heldout_splits,
+    heldout_fraction). Writes the JSON
     summary (with the sweep's name and n_exponents) and the profile rows as a CSV (column ``param``)."""
     df = pd.read_csv(runs_csv, dtype={"group": str})
     grid = np.round(np.geomspace(0.05, 4.0, cfg["profile_points"]), 4)
     out = identify(df, group_offsets=cfg["group_offsets"], fixed=cfg["fixed"], n_starts=cfg["n_starts"],
-                   seed=cfg["seed"], n_bootstrap=cfg["bootstrap"], profile_grids={a: grid for a in cfg["profile"]})
+                   seed=cfg["seed"], n_bootstrap=cfg["bootstrap"], profile_grids={a: grid for a in cfg["profile"]},
+                   heldout_splits=cfg["heldout_splits"], heldout_fraction=cfg["heldout_fraction"])
     out = {"sweep": cfg["name"], "n_exponents": cfg["n_exponents"], **out}
     rows = [dict(param=a, **r) for a, prof in out["profiles"].items() for r in prof["rows"]]
     cols = ["param", "value", "ssr", *EXPONENTS]

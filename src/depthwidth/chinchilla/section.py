@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.law import PARAMS, decomposed_law, kept_mask, select_points
-from depthwidth.chinchilla.shape import fit_scales, shape_table
+from depthwidth.chinchilla.shape import fit_scales, shape_exponents, shape_table
 from depthwidth.files import atomic_write_csv
 from depthwidth.papers import ALPHA_L_CHINCHILLA, ALPHA_M_STRONG, CHINCHILLA_ADAM_FIT
 from depthwidth.report.html import (Figures, agree_within, fmt_pm, headline_row, plain_log_ticks, table_html,
@@ -42,6 +42,7 @@ def chinchilla_section(inputs: dict, n_params: list[float], html_out, headline_o
     atomic_write_csv(shape_out, shape)
     if sweeps_out:
         atomic_write_csv(sweeps_out, table)
+    rows += sweep_headline_rows(summaries)
     write_section(html_out, headline_out, "chinchilla", TITLE, body + sweeps_body, rows)
 
 
@@ -313,8 +314,11 @@ def sweeps_html(figs: Figures, summaries: list[dict]) -> tuple[str, pd.DataFrame
                    "“–” an exponent not profiled. Also in results/chinchilla/sweeps.csv."),
         tied_html(summaries),
         "<p>" + " ".join(verdict(s)[1] for s in summaries) + "</p>",
+        heldout_sweeps_html(summaries),
+        "<p>" + " ".join(sweep_shape(s)[1] for s in summaries) + "</p>",
     ]
     parts += [figure_profile(figs, s) for s in summaries if "alpha_l" in s["profiles"]]
+    parts += [figure_sweep_depth(figs, s) for s in summaries if "depth_partial" in s]
     return "\n".join(parts), table
 
 
@@ -347,6 +351,12 @@ def sweep_table(summaries: list[dict]) -> pd.DataFrame:
             row[f"{label} 95 %"] = _interval(s, a, "95%")
         row["tokens tied to size"] = f"{'yes' if s['tokens_vs_size']['tied'] else 'no'} (r = {s['tokens_vs_size']['corr_logD_logN']:.2f})"
         row["RMSE log L"] = round(s["rmse_log"], 4)
+        h = s.get("heldout")
+        row["held-out RMSE log L (train)"] = (f"{h['rmse_log_test_mean']:.4f} ± {h['rmse_log_test_std']:.4f} "
+                                              f"({h['rmse_log_train_mean']:.4f})" if h else "–")
+        shape = sweep_shape(s)[0]
+        row["optimal shape m* ∝ N^a, ℓ* ∝ N^b"] = (f"a = {shape['width_exponent']:.3f}, b = {shape['depth_exponent']:.3f}"
+                                                 if shape else "not identified")
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -399,3 +409,77 @@ def figure_profile(figs: Figures, s: dict) -> str:
     return figs.html(fig, f"profile_alpha_l_{s['sweep']}", f"Profile likelihood of α_ℓ on the sweep {s['sweep']} "
                      f"({s['n']} runs): where the curve stays under the dotted lines is the 68 % / 95 % interval. "
                      "A curve that stays low to the edge of the grid means the sweep does not pin α_ℓ.")
+
+
+def heldout_sweeps_html(summaries: list[dict]) -> str:
+    """One sentence on the held-out check of each sweep (the main fit's check, ``fit.held_out``)."""
+    done = [s for s in summaries if "heldout" in s]
+    if not done:
+        return ""
+    h0 = done[0]["heldout"]
+    each = "; ".join(f"{s['sweep']} {s['heldout']['rmse_log_test_mean']:.4f} ± {s['heldout']['rmse_log_test_std']:.4f} "
+                     f"held out against {s['heldout']['rmse_log_train_mean']:.4f} in training" for s in done)
+    return (f"<p>Held-out check per sweep (as for the main fit: {h0['n_splits']} random "
+            f"{round(100 * (1 - h0['test_fraction']))}/{round(100 * h0['test_fraction'])} splits, the law refitted "
+            f"on the larger part), RMSE of log L: {each}. A held-out error close to the training error means the "
+            "law predicts runs it was not fitted to as well as those it was.</p>")
+
+
+def sweep_shape(s: dict) -> tuple[dict | None, str]:
+    """(shape exponents, a sentence) of a sweep's loss-optimal shape at fixed N; None where α_m or α_ℓ is
+    not identified (its 95 % profile interval open, not profiled, fixed or at a bound)."""
+    ident = s.get("identified", {})
+    missing = [a for a in ("alpha_m", "alpha_l") if not ident.get(a, False)]
+    if missing:
+        def reason(a):
+            return ("fixed" if a in s["fixed"] else "at its bound" if a in s["at_bound"]
+                    else "not profiled" if a not in s["profiles"] else "95 % profile interval open")
+        why = ", ".join(f"{a} {reason(a)}" for a in missing)
+        return None, f"{s['sweep']}: loss-optimal shape not identified ({why})."
+    sh = shape_exponents(s["params"]["alpha_m"]["value"], s["params"]["alpha_l"]["value"])
+    return sh, (f"{s['sweep']}: loss-optimal shape m* ∝ N^{sh['width_exponent']:.3f}, "
+                f"ℓ* ∝ N^{sh['depth_exponent']:.3f} (width+depth loss ∝ N^−{sh['N_exponent']:.3f}).")
+
+
+def sweep_headline_rows(summaries: list[dict]) -> list[dict]:
+    """α_ℓ of each sweep but the chinchilla one (the main fit has its row): the 95 % profile interval in
+    the note; ``agree`` only where that interval is closed on both ends and the verdict is not 'cannot tell'."""
+    rows = []
+    for s in summaries:
+        if s["sweep"] == "chinchilla" or "alpha_l" in s["fixed"] or "alpha_l" not in s["profiles"]:
+            continue
+        p, iv = s["params"]["alpha_l"], s["profiles"]["alpha_l"]["intervals"]["95%"]
+        word = verdict(s)[0]
+        closed = iv["closed_lo"] and iv["closed_hi"]
+        agree = {"supports": True, "contradicts": False}.get(word) if closed else None
+        err = None if "alpha_l" in s["at_bound"] else p["stderr"]
+        rows.append(headline_row(f"α_ℓ (sweep {s['sweep']})", f"{ALPHA_L_CHINCHILLA.text} (Chinchilla); ≈ 1 expected",
+                                 p["value"], err, agree, f"sweep {s['sweep']}, {s['n']} runs",
+                                 f"95 % profile interval {_interval(s, 'alpha_l', '95%')}; {word} α_ℓ ≈ 1"
+                                 + ("; at its bound" if "alpha_l" in s["at_bound"] else "")))
+    return rows
+
+
+def figure_sweep_depth(figs: Figures, s: dict) -> str:
+    """Partial dependence on depth of one sweep: L − c_m/m^α_m − c_D/D^α_D − L0 per run against depth
+    (log-log, so runs where it is ≤ 0 are left out and counted), with the fitted c_ℓ/ℓ^α_ℓ."""
+    dp, p = s["depth_partial"], s["params"]
+    depth, part = np.asarray(dp["depth"], float), np.asarray(dp["partial"], float)
+    pos = part > 0
+    fig, ax = plt.subplots(figsize=(5.8, 4.2))
+    ax.scatter(depth[pos], part[pos], s=12, alpha=0.7, label="L − (width + data terms + L0), per run")
+    grid = np.geomspace(depth.min(), depth.max(), 100)
+    a_l = p["alpha_l"]["value"]
+    ax.plot(grid, p["c_l"]["value"] * (grid / dp["depth_unit"]) ** -a_l, "r-", label=f"fitted c_ℓ/ℓ^α_ℓ, α_ℓ = {a_l:.3g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("depth ℓ (layers)")
+    ax.set_ylabel("depth part of the loss (nats/token)")
+    plain_log_ticks(ax, "x")
+    ax.legend(fontsize=8)
+    left = int((~pos).sum())
+    return figs.html(fig, f"depth_part_{s['sweep']}", (
+        f"Partial dependence on depth, sweep {s['sweep']} ({s['n']} runs): each run's loss less the fitted width "
+        f"and data terms and its offset L0, against depth, with the fitted depth term (units: ℓ = depth/"
+        f"{dp['depth_unit']:.3g}). Log-log axes; {left} run(s) where the remainder is ≤ 0 are not shown. Scatter "
+        "about the curve is the fit's residual; points that do not follow it mean depth is not pinned."))
