@@ -32,7 +32,9 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def plain_ms_per_student_step(teacher, depths, temps, steps, batch, flush: bool, device: str = "cpu") -> float:
+def plain_ms_per_student_step(
+    teacher, depths, temps, steps, batch, flush: bool, device: str = "cpu"
+) -> float:
     torch.set_flush_denormal(flush)
     t_model = ReferenceModel.from_teacher(teacher).to(device)
     total, n = 0.0, 0
@@ -56,8 +58,14 @@ def plain_ms_per_student_step(teacher, depths, temps, steps, batch, flush: bool,
 
 
 def batched_ms_per_student_step(teacher, depths, temps, steps, batch, device: str = "cpu") -> float:
-    settings = TrainSettings(variant="learned_head", depths=depths, temperatures=temps, steps=steps + 1,
-                             batch_size=batch, test_batches=1)
+    settings = TrainSettings(
+        variant="learned_head",
+        depths=depths,
+        temperatures=temps,
+        steps=steps + 1,
+        batch_size=batch,
+        test_batches=1,
+    )
     t0 = time.perf_counter()
     train_students(teacher, settings, device=device, progress_every_s=1e9)
     elapsed = time.perf_counter() - t0
@@ -84,18 +92,34 @@ def main() -> None:
     batched_steps = 4 if args.quick else 10
     teacher = make_teacher("independent", seed=0, depth=128)
     dev = args.device
-    res = {"depths": depths, "temperatures": temps, "batch": args.batch, "threads": args.threads, "device": dev}
-    res["plain_as_written_ms"] = plain_ms_per_student_step(teacher, depths, temps, plain_steps, args.batch, False,
-                                                           dev)
-    print(f"plain loop, as the paper wrote it:   {res['plain_as_written_ms']:8.1f} ms per student-step", flush=True)
-    res["plain_flushed_ms"] = plain_ms_per_student_step(teacher, depths, temps, plain_steps, args.batch, True, dev)
-    print(f"plain loop, subnormals flushed:      {res['plain_flushed_ms']:8.1f} ms per student-step", flush=True)
+    res = {
+        "depths": depths,
+        "temperatures": temps,
+        "batch": args.batch,
+        "threads": args.threads,
+        "device": dev,
+    }
+    res["plain_as_written_ms"] = plain_ms_per_student_step(
+        teacher, depths, temps, plain_steps, args.batch, False, dev
+    )
+    print(
+        f"plain loop, as the paper wrote it:   {res['plain_as_written_ms']:8.1f} ms per student-step",
+        flush=True,
+    )
+    res["plain_flushed_ms"] = plain_ms_per_student_step(
+        teacher, depths, temps, plain_steps, args.batch, True, dev
+    )
+    print(
+        f"plain loop, subnormals flushed:      {res['plain_flushed_ms']:8.1f} ms per student-step", flush=True
+    )
     res["batched_ms"] = batched_ms_per_student_step(teacher, depths, temps, batched_steps, args.batch, dev)
     print(f"batched, shared teacher:             {res['batched_ms']:8.1f} ms per student-step")
     res["speedup_vs_as_written"] = res["plain_as_written_ms"] / res["batched_ms"]
     res["speedup_vs_flushed"] = res["plain_flushed_ms"] / res["batched_ms"]
-    print(f"speed-up: {res['speedup_vs_as_written']:.1f}x vs the paper's loop, "
-          f"{res['speedup_vs_flushed']:.1f}x vs the loop with subnormals flushed")
+    print(
+        f"speed-up: {res['speedup_vs_as_written']:.1f}x vs the paper's loop, "
+        f"{res['speedup_vs_flushed']:.1f}x vs the loop with subnormals flushed"
+    )
     if args.out:
         with open(args.out, "w") as f:
             json.dump(res, f, indent=1)

@@ -37,14 +37,40 @@ from depthwidth.hidden_states.metrics import batch_metrics, find_parts  # noqa: 
 
 # Random-weight stand-ins with real models' shapes (no download needed).
 SHAPES = {
-    "smollm2-135m": dict(family="llama", hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
-                         num_attention_heads=9, num_key_value_heads=3, vocab_size=49152),
-    "pythia-160m": dict(family="gpt_neox", hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
-                        num_attention_heads=12, vocab_size=50304),
-    "pythia-1b": dict(family="gpt_neox", hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
-                      num_attention_heads=8, vocab_size=50304),
-    "qwen2.5-0.5b": dict(family="qwen2", hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
-                         num_attention_heads=14, num_key_value_heads=2, vocab_size=151936),
+    "smollm2-135m": dict(
+        family="llama",
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=30,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        vocab_size=49152,
+    ),
+    "pythia-160m": dict(
+        family="gpt_neox",
+        hidden_size=768,
+        intermediate_size=3072,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        vocab_size=50304,
+    ),
+    "pythia-1b": dict(
+        family="gpt_neox",
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_hidden_layers=16,
+        num_attention_heads=8,
+        vocab_size=50304,
+    ),
+    "qwen2.5-0.5b": dict(
+        family="qwen2",
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=24,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        vocab_size=151936,
+    ),
 }
 
 
@@ -54,7 +80,8 @@ def random_model(shape: str):
     kw = dict(SHAPES[shape])
     family = kw.pop("family")
     cfg = {"llama": T.LlamaConfig, "gpt_neox": T.GPTNeoXConfig, "qwen2": T.Qwen2Config}[family](
-        max_position_embeddings=2048, **kw)
+        max_position_embeddings=2048, **kw
+    )
     torch.manual_seed(0)
     return T.AutoModelForCausalLM.from_config(cfg).eval()
 
@@ -94,7 +121,9 @@ def timed(fn, batches, dev, repeats: int):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="a fetched model folder (data/models/<name>); default: random weights")
-    ap.add_argument("--shape", default="smollm2-135m", choices=sorted(SHAPES), help="shape of the random model")
+    ap.add_argument(
+        "--shape", default="smollm2-135m", choices=sorted(SHAPES), help="shape of the random model"
+    )
     ap.add_argument("--device", default="auto")
     ap.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     ap.add_argument("--batch-docs", type=int, default=4)
@@ -134,10 +163,17 @@ def main(argv=None):
 
     for fn in (bare, geometry):  # warm-up: kernels, allocator, caches
         fn(*batches[0])
-    result = {"model": name, "device": str(dev), "dtype": str(dt).removeprefix("torch."),
-              "threads": torch.get_num_threads(), "n_layers": parts.n_layers, "batch_docs": a.batch_docs,
-              "seq_len": a.seq_len, "n_batches": a.n_batches,
-              "real_tokens": sum(int(m.sum()) for _, m in batches)}
+    result = {
+        "model": name,
+        "device": str(dev),
+        "dtype": str(dt).removeprefix("torch."),
+        "threads": torch.get_num_threads(),
+        "n_layers": parts.n_layers,
+        "batch_docs": a.batch_docs,
+        "seq_len": a.seq_len,
+        "n_batches": a.n_batches,
+        "real_tokens": sum(int(m.sum()) for _, m in batches),
+    }
     # Interleave the measurements batch by batch, so that load from other processes (and a shared VM's
     # drifting speed) hits both alike; the ratio is the median over repeats of paired sums.
     n_tokens = result["real_tokens"]

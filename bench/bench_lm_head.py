@@ -57,10 +57,21 @@ def main() -> None:
     t = time.perf_counter()
     _ = float((wn[: a.block_rows] @ wn.T).abs().sum())
     exact_s = (time.perf_counter() - t) * a.V / a.block_rows
-    res = {"V": a.V, "m": a.m, "threads": a.threads, "m_times_mean_sq_overlap": a.m * msq,
-           "gram_s": gram_s, "pairs_block_s_extrapolated": block_s, "speedup_gram_vs_pairs": block_s / gram_s,
-           "target_speedup": 20.0, "abs_sample_s": sample_s, "abs_sample_rows": a.rows,
-           "abs_sample_value": mabs, "abs_sample_err": err, "abs_exact_s_extrapolated": exact_s}
+    res = {
+        "V": a.V,
+        "m": a.m,
+        "threads": a.threads,
+        "m_times_mean_sq_overlap": a.m * msq,
+        "gram_s": gram_s,
+        "pairs_block_s_extrapolated": block_s,
+        "speedup_gram_vs_pairs": block_s / gram_s,
+        "target_speedup": 20.0,
+        "abs_sample_s": sample_s,
+        "abs_sample_rows": a.rows,
+        "abs_sample_value": mabs,
+        "abs_sample_err": err,
+        "abs_exact_s_extrapolated": exact_s,
+    }
     res["meets_target"] = res["speedup_gram_vs_pairs"] >= res["target_speedup"]
     print(json.dumps(res, indent=2))
     if a.out:

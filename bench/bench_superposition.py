@@ -72,29 +72,44 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--ref-steps", type=int, default=5, help="reference steps per width (it is slow)")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--path", default="auto", choices=["auto", "features", "hidden"], help="our gradient route")
-    ap.add_argument("--pretrain-steps", type=int, default=0,
-                    help="also time ours after this many (untimed) steps, in a trained state as in most of "
-                         "a long run")
+    ap.add_argument(
+        "--path", default="auto", choices=["auto", "features", "hidden"], help="our gradient route"
+    )
+    ap.add_argument(
+        "--pretrain-steps",
+        type=int,
+        default=0,
+        help="also time ours after this many (untimed) steps, in a trained state as in most of a long run",
+    )
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     S = TrainSettings(n=a.n, batch=a.batch, steps=a.steps, warmup_steps=max(a.steps // 10, 1))
     Sr = TrainSettings(n=a.n, batch=a.batch, steps=a.ref_steps, warmup_steps=1)
     gammas = [float(g) for g in torch.linspace(-1, 1, a.gammas)]
     peak = matmul_peak_gflops()
-    print(f"settings: n={a.n} batch={a.batch} widths={a.widths} cells/width={a.gammas} dist={a.dist} "
-          f"threads={a.threads}; square-matmul peak {peak:.1f} GFLOP/s")
+    print(
+        f"settings: n={a.n} batch={a.batch} widths={a.widths} cells/width={a.gammas} dist={a.dist} "
+        f"threads={a.threads}; square-matmul peak {peak:.1f} GFLOP/s"
+    )
     p = feature_probabilities(a.dist, a.n)
     q = 1 - p.clamp(max=1 - 1e-12)
     rows = a.batch * (1.0 - float(torch.prod(q)))  # expected samples with an active feature
     feats = float((1 - q**a.batch).sum())  # expected distinct active features per batch
-    print(f"per batch (expected): {rows:.0f} samples with an active feature, {feats:.0f} distinct active features")
+    print(
+        f"per batch (expected): {rows:.0f} samples with an active feature, {feats:.0f} distinct active features"
+    )
     ref_ms, ours_ms, flops, dense_s, trained_ms = {}, {}, 0.0, 0.0, {}
     tmp = Path(tempfile.mkdtemp(prefix="bench_superposition_"))
     all_gammas = gammas * len(a.widths)
     all_widths = [m for m in a.widths for _ in gammas]
-    train_cells(a.dist, all_gammas, all_widths, TrainSettings(n=a.n, batch=a.batch, steps=2, warmup_steps=1),
-                path=a.path, progress_every_s=1e9)  # warm
+    train_cells(
+        a.dist,
+        all_gammas,
+        all_widths,
+        TrainSettings(n=a.n, batch=a.batch, steps=2, warmup_steps=1),
+        path=a.path,
+        progress_every_s=1e9,
+    )  # warm
     all_ms = []
     for m in a.widths:
         reference_train(a.dist, 0.0, m, TrainSettings(n=a.n, batch=a.batch, steps=1, warmup_steps=1))  # warm
@@ -112,37 +127,63 @@ def main() -> None:
         active = feats if path == "features" else rows
         flops += dense_flops_per_step(a.n, m, active, path)
         dense_s += dense_seconds_per_step(a.n, m, active, path)
-        line = (f"m={m:4d}: reference {ref_ms[m]:7.1f} ms/model-step, ours {ours_ms[m]:6.2f} ms/model-step "
-                f"({path} path), ratio {ref_ms[m] / ours_ms[m]:5.1f}x")
+        line = (
+            f"m={m:4d}: reference {ref_ms[m]:7.1f} ms/model-step, ours {ours_ms[m]:6.2f} ms/model-step "
+            f"({path} path), ratio {ref_ms[m] / ours_ms[m]:5.1f}x"
+        )
         if a.pretrain_steps:
-            St = TrainSettings(n=a.n, batch=a.batch, steps=a.pretrain_steps + a.steps,
-                               warmup_steps=max(a.pretrain_steps // 10, 1))
+            St = TrainSettings(
+                n=a.n,
+                batch=a.batch,
+                steps=a.pretrain_steps + a.steps,
+                warmup_steps=max(a.pretrain_steps // 10, 1),
+            )
             ck = tmp / f"m{m}.pt"
-            train_cells(a.dist, gammas, [m] * len(gammas), St, checkpoint=ck, checkpoint_every=a.pretrain_steps,
-                        path=a.path, progress_every_s=1e9)  # leaves a checkpoint at pretrain_steps
+            train_cells(
+                a.dist,
+                gammas,
+                [m] * len(gammas),
+                St,
+                checkpoint=ck,
+                checkpoint_every=a.pretrain_steps,
+                path=a.path,
+                progress_every_s=1e9,
+            )  # leaves a checkpoint at pretrain_steps
             t = time.perf_counter()
-            train_cells(a.dist, gammas, [m] * len(gammas), St, checkpoint=ck, path=a.path, progress_every_s=1e9)
+            train_cells(
+                a.dist, gammas, [m] * len(gammas), St, checkpoint=ck, path=a.path, progress_every_s=1e9
+            )
             trained_ms[m] = (time.perf_counter() - t) / (a.steps * len(gammas)) * 1e3
             line += f"; after {a.pretrain_steps} steps ours {trained_ms[m]:6.2f} ms, ratio {ref_ms[m] / trained_ms[m]:5.1f}x"
         print(line, flush=True)
     k = len(a.widths)
     ref, ours, ours_all = sum(ref_ms.values()) / k, sum(ours_ms.values()) / k, sum(all_ms) / k
-    print(f"all widths, one job per width: reference {ref:.1f} ms/model-step, ours {ours:.2f} ms/model-step, "
-          f"speed-up {ref / ours:.1f}x")
-    print(f"all widths in one job (one batch per step for all {len(all_widths)} cells; mean of {k} timings "
-          f"interleaved with the reference): ours {ours_all:.2f} ms/model-step, speed-up {ref / ours_all:.1f}x")
+    print(
+        f"all widths, one job per width: reference {ref:.1f} ms/model-step, ours {ours:.2f} ms/model-step, "
+        f"speed-up {ref / ours:.1f}x"
+    )
+    print(
+        f"all widths in one job (one batch per step for all {len(all_widths)} cells; mean of {k} timings "
+        f"interleaved with the reference): ours {ours_all:.2f} ms/model-step, speed-up {ref / ours_all:.1f}x"
+    )
     if trained_ms:
         tr_ms = sum(trained_ms.values()) / k
-        print(f"all widths after {a.pretrain_steps} steps: ours {tr_ms:.2f} ms/model-step, speed-up {ref / tr_ms:.1f}x")
+        print(
+            f"all widths after {a.pretrain_steps} steps: ours {tr_ms:.2f} ms/model-step, speed-up {ref / tr_ms:.1f}x"
+        )
     dense_ms = dense_s * 1e3 / k  # per model-step, averaged over the widths
-    print(f"dense part of ours (one step of each width): {flops / 1e9:.2f} GFLOP in {dense_s * 1e3:.1f} ms = "
-          f"{flops / 1e9 / dense_s:.1f} GFLOP/s vs square-matmul peak {peak:.1f} GFLOP/s; the dense products are "
-          f"{100 * dense_ms / ours:.0f}% of our step time (one job per width), {100 * dense_ms / ours_all:.0f}% "
-          "(all widths in one job)")
+    print(
+        f"dense part of ours (one step of each width): {flops / 1e9:.2f} GFLOP in {dense_s * 1e3:.1f} ms = "
+        f"{flops / 1e9 / dense_s:.1f} GFLOP/s vs square-matmul peak {peak:.1f} GFLOP/s; the dense products are "
+        f"{100 * dense_ms / ours:.0f}% of our step time (one job per width), {100 * dense_ms / ours_all:.0f}% "
+        "(all widths in one job)"
+    )
     exp10_h = ref * 20000 * 540 / 1e3 / 3600
-    print(f"exp-10 grid (540 cells x 20,000 steps) on one core at these rates: reference {exp10_h:.1f} h, "
-          f"ours {exp10_h * ours / ref:.1f} h (one job per width), {exp10_h * ours_all / ref:.1f} h (one job per "
-          f"law); on 2 cores about half")
+    print(
+        f"exp-10 grid (540 cells x 20,000 steps) on one core at these rates: reference {exp10_h:.1f} h, "
+        f"ours {exp10_h * ours / ref:.1f} h (one job per width), {exp10_h * ours_all / ref:.1f} h (one job per "
+        f"law); on 2 cores about half"
+    )
     print(f"load: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min) on {os.cpu_count()} CPUs")
 
 

@@ -48,11 +48,23 @@ def main() -> None:
     torch.set_num_threads(a.threads)
     result = {"settings": vars(a), "kinds": {}}
     for kind in a.kinds:
-        s = TrainSettings(variant=a.variant, depths=a.depths, temperatures=[None], steps=a.steps, lr=a.lr,
-                          lr_depth_factor=a.lr_depth_factor, schedule="flat_then_linear", batch_size=a.batch,
-                          test_batches=10, eval_every=max(a.steps // a.evals, 1), seed=a.seed)
+        s = TrainSettings(
+            variant=a.variant,
+            depths=a.depths,
+            temperatures=[None],
+            steps=a.steps,
+            lr=a.lr,
+            lr_depth_factor=a.lr_depth_factor,
+            schedule="flat_then_linear",
+            batch_size=a.batch,
+            test_batches=10,
+            eval_every=max(a.steps // a.evals, 1),
+            seed=a.seed,
+        )
         t0 = time.perf_counter()
-        records = train_students(make_teacher(kind, seed=a.seed, depth=a.teacher_depth), s, device=a.device, progress_every_s=60)
+        records = train_students(
+            make_teacher(kind, seed=a.seed, depth=a.teacher_depth), s, device=a.device, progress_every_s=60
+        )
         seconds = time.perf_counter() - t0
         curves = {r["depth"]: r["test_curve"] for r in records}
         steps = [st for st, _ in curves[a.depths[0]]]
@@ -61,14 +73,26 @@ def main() -> None:
             losses = [curves[d][i][1] for d in a.depths]
             fit = power_law_fit(a.depths, losses)
             traj.append({"step": st, "alpha": fit["exponent"], "alpha_se": fit["stderr"], "losses": losses})
-            print(f"{kind:11s} step {st:6d}: alpha_l = {fit['exponent']:.3f} ± {fit['stderr']:.3f}   test losses "
-                  + " ".join(f"{v:.3e}" for v in losses), flush=True)
+            print(
+                f"{kind:11s} step {st:6d}: alpha_l = {fit['exponent']:.3f} ± {fit['stderr']:.3f}   test losses "
+                + " ".join(f"{v:.3e}" for v in losses),
+                flush=True,
+            )
         per_step_ms = 1e3 * seconds / (a.steps * len(a.depths))
         print(f"{kind}: {seconds:.0f} s on {a.device}, {per_step_ms:.2f} ms per student-step", flush=True)
-        result["kinds"][kind] = {"trajectory": traj, "seconds": seconds, "ms_per_student_step": per_step_ms,
-                                 "final_alpha": traj[-1]["alpha"], "local_exponents": [
-                                     float(-np.log(traj[-1]["losses"][j + 1] / traj[-1]["losses"][j])
-                                           / np.log(a.depths[j + 1] / a.depths[j])) for j in range(len(a.depths) - 1)]}
+        result["kinds"][kind] = {
+            "trajectory": traj,
+            "seconds": seconds,
+            "ms_per_student_step": per_step_ms,
+            "final_alpha": traj[-1]["alpha"],
+            "local_exponents": [
+                float(
+                    -np.log(traj[-1]["losses"][j + 1] / traj[-1]["losses"][j])
+                    / np.log(a.depths[j + 1] / a.depths[j])
+                )
+                for j in range(len(a.depths) - 1)
+            ],
+        }
     if a.out:
         Path(a.out).write_text(json.dumps(result, indent=1))
 

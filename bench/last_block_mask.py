@@ -41,13 +41,19 @@ def load(model_dir: str | None, texts: list[str]):
     from depthwidth.hidden_states.tiny import tiny_model, tiny_tokenizer
 
     tok = tiny_tokenizer(texts, vocab_size=400)
-    return tiny_model("gpt_neox", vocab_size=len(tok), hidden=64, layers=6, heads=4), tok, "tiny random gpt_neox"
+    return (
+        tiny_model("gpt_neox", vocab_size=len(tok), hidden=64, layers=6, heads=4),
+        tok,
+        "tiny random gpt_neox",
+    )
 
 
 def per_layer_losses(parts, batches, mask_kind: str) -> np.ndarray:
     """(tokens, L) last-block losses of every kept token, all batches."""
-    out = [batch_metrics(parts, ids, m, losses=("last_block",), last_block_mask=mask_kind)["loss_last_block"]
-           for ids, m in batches]
+    out = [
+        batch_metrics(parts, ids, m, losses=("last_block",), last_block_mask=mask_kind)["loss_last_block"]
+        for ids, m in batches
+    ]
     return torch.cat(out).double().numpy()
 
 
@@ -64,7 +70,9 @@ def leak_check(parts, ids: torch.Tensor, mask: torch.Tensor, mask_kind: str) -> 
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", help="a fetched model folder (data/models/<name>); default: tiny random GPT-NeoX")
+    ap.add_argument(
+        "--model", help="a fetched model folder (data/models/<name>); default: tiny random GPT-NeoX"
+    )
     ap.add_argument("--docs", type=int, default=8)
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--batch-tokens", type=int, default=512)
@@ -78,17 +86,28 @@ def main(argv=None) -> dict:
     parts = find_parts(model)
     seqs = tokenize(tok, texts, a.max_tokens)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    batches = [pad_batch([seqs[i] for i in rows], pad) for rows in make_batches([len(s) for s in seqs], a.batch_tokens)]
+    batches = [
+        pad_batch([seqs[i] for i in rows], pad)
+        for rows in make_batches([len(s) for s in seqs], a.batch_tokens)
+    ]
     L = parts.n_layers
     depth = rel_depth("loss_last_block", L, L)
-    res = {"model": name, "n_layers": L, "attn_implementation": model.config._attn_implementation,
-           "docs": a.docs, "max_tokens": a.max_tokens, "rel_depth": depth.round(4).tolist()}
+    res = {
+        "model": name,
+        "n_layers": L,
+        "attn_implementation": model.config._attn_implementation,
+        "docs": a.docs,
+        "max_tokens": a.max_tokens,
+        "rel_depth": depth.round(4).tolist(),
+    }
     losses = {}
     for kind in LAST_BLOCK_MASKS:
         losses[kind] = per_layer_losses(parts, batches, kind)
         res[f"mean_loss_{kind}"] = losses[kind].mean(axis=0).round(4).tolist()
         comp = compositional_test(losses[kind], depth)
-        res[f"compositional_{kind}"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in comp.items()}
+        res[f"compositional_{kind}"] = {
+            k: round(v, 4) if isinstance(v, float) else v for k, v in comp.items()
+        }
         ids, m = batches[0]
         res[f"leak_{kind}"] = leak_check(parts, ids, m, kind)
     diff = losses["causal"].mean(axis=0) - losses["padding_only"].mean(axis=0)

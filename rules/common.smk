@@ -45,8 +45,6 @@ def fineweb_shard_paths():
     return download_pipeline.fineweb_shard_paths(config)
 
 
-
-
 def grow_with_attempt(base):
     """A resource that grows on each retry, as the profile's set-resources do: base × attempt, where
     base is a number or a function of the wildcards (a job's own estimate)."""
@@ -55,5 +53,3 @@ def grow_with_attempt(base):
         return int((base(wildcards) if callable(base) else base) * attempt)
 
     return resource
-
-

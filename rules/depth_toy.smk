@@ -31,9 +31,7 @@ for _variant in depth_toy_pipeline.train_variants(config):
         threads: DEPTH_TOY["threads"]
         resources:
             mem_mb=grow_with_attempt(depth_toy_pipeline.mem_mb(DEPTH_TOY, _variant)),
-            runtime=grow_with_attempt(
-                depth_toy_pipeline.estimate_minutes(DEPTH_TOY, _variant)
-            ),
+            runtime=grow_with_attempt(depth_toy_pipeline.estimate_minutes(DEPTH_TOY, _variant)),
             gpu=0 if DEPTH_TOY["device"] == "cpu" else 1,
         params:
             train=depth_toy_pipeline.train_params(DEPTH_TOY, _variant),

@@ -110,9 +110,7 @@ rule lm_head_width_fit:
 rule lm_head_token_counts:
     input:
         model="data/models/{model}/manifest.json",
-        corpus=lm_head_pipeline.corpus_input_function(
-            config, fineweb_shard_paths(), "token_frequencies"
-        ),
+        corpus=lm_head_pipeline.corpus_input_function(config, fineweb_shard_paths(), "token_frequencies"),
     output:
         counts="results/lm_head/token_counts/{corpus}/{model}.parquet",
         summary="results/lm_head/token_counts/{corpus}/{model}.json",

@@ -24,13 +24,13 @@ rule superposition_train:
         "../envs/depthwidth.yaml"
     threads: superposition_pipeline.threads(config)
     resources:
+        **superposition_pipeline.gpu_partition(config),
         mem_mb=grow_with_attempt(partial(superposition_pipeline.mem_mb, config)),
         runtime=grow_with_attempt(partial(superposition_pipeline.runtime_minutes, config)),
         # speed settings, not params: editing them retrains nothing (gpu = 1 with device: cuda)
         checkpoint_every=superposition_pipeline.checkpoint_every(config),
         gpu=superposition_pipeline.gpus(config),
         # with device: cuda the job goes to the cluster's GPU partition (profiles/slurm)
-        **superposition_pipeline.gpu_partition(config),
     params:
         train=superposition_pipeline.train_params(config),
     script:

@@ -5,4 +5,6 @@ from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
-causal_tracing_section(list(sm.input.summaries), list(sm.input.matrices), sm.output, min_p_clean=sm.params.min_p_clean)
+causal_tracing_section(
+    list(sm.input.summaries), list(sm.input.matrices), sm.output, min_p_clean=sm.params.min_p_clean
+)

@@ -8,5 +8,11 @@ from depthwidth.logs import setup_logging
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
 torch.set_num_threads(max(1, sm.threads))
-causal_tracing_trace(sm.input.model.removesuffix("manifest.json"), sm.output.summary, sm.output.matrix, sm.params.trace,
-                     model_name=sm.wildcards.model, batch_rows=int(sm.resources.batch_rows))
+causal_tracing_trace(
+    sm.input.model.removesuffix("manifest.json"),
+    sm.output.summary,
+    sm.output.matrix,
+    sm.params.trace,
+    model_name=sm.wildcards.model,
+    batch_rows=int(sm.resources.batch_rows),
+)

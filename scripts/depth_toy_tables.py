@@ -6,5 +6,12 @@ from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
-depth_toy_tables(list(sm.input.students), list(sm.input.angles), sm.output.runs, sm.output.exponents,
-                 sm.output.angles, sm.output.trajectory, sm.output.teacher_angles)
+depth_toy_tables(
+    list(sm.input.students),
+    list(sm.input.angles),
+    sm.output.runs,
+    sm.output.exponents,
+    sm.output.angles,
+    sm.output.trajectory,
+    sm.output.teacher_angles,
+)

@@ -6,5 +6,10 @@ from depthwidth.logs import setup_logging
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
 src = sm.params.sources
-fetch(sm.wildcards.raw_path, sm.output[0], src["mirrors"], timeout=src["timeout_s"],
-      allow_network=src["allow_network"])
+fetch(
+    sm.wildcards.raw_path,
+    sm.output[0],
+    src["mirrors"],
+    timeout=src["timeout_s"],
+    allow_network=src["allow_network"],
+)

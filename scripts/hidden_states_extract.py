@@ -5,5 +5,12 @@ from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
-hidden_states_extract(sm.input.shards, sm.input.model, sm.output[0], model_name=sm.wildcards.model,
-                      params=sm.params.extract, speed=sm.params.speed, threads=sm.threads)
+hidden_states_extract(
+    sm.input.shards,
+    sm.input.model,
+    sm.output[0],
+    model_name=sm.wildcards.model,
+    params=sm.params.extract,
+    speed=sm.params.speed,
+    threads=sm.threads,
+)

@@ -5,5 +5,12 @@ from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
-hidden_states_section(dict(sm.input.items()), sm.params.models, html=sm.output.html, headline=sm.output.headline,
-                      layers=sm.output.layers, models_csv=sm.output.models, figures=sm.output.figures)
+hidden_states_section(
+    dict(sm.input.items()),
+    sm.params.models,
+    html=sm.output.html,
+    headline=sm.output.headline,
+    layers=sm.output.layers,
+    models_csv=sm.output.models,
+    figures=sm.output.figures,
+)

@@ -7,6 +7,13 @@ from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])
-lm_head_token_counts(Path(sm.input.model).parent, sm.params.spec, list(sm.input.corpus), sm.wildcards.corpus,
-                     min_tokens=sm.params.min_tokens, counts_path=sm.output.counts, summary_path=sm.output.summary,
-                     logger=log)
+lm_head_token_counts(
+    Path(sm.input.model).parent,
+    sm.params.spec,
+    list(sm.input.corpus),
+    sm.wildcards.corpus,
+    min_tokens=sm.params.min_tokens,
+    counts_path=sm.output.counts,
+    summary_path=sm.output.summary,
+    logger=log,
+)

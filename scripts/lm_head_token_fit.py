@@ -5,5 +5,10 @@ from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])
-lm_head_token_fit(list(sm.input.counts), list(sm.input.summaries), fit_ranks=sm.params.fit_ranks,
-                  fit_csv=sm.output.fit, logger=log)
+lm_head_token_fit(
+    list(sm.input.counts),
+    list(sm.input.summaries),
+    fit_ranks=sm.params.fit_ranks,
+    fit_csv=sm.output.fit,
+    logger=log,
+)

@@ -5,5 +5,12 @@ from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])
-lm_head_width_fit(list(sm.input.geometry), list(sm.input.loss), min_widths=sm.params.fit["min_widths"],
-                  geometry_csv=sm.output.geometry, loss_csv=sm.output.loss, fit_json=sm.output.fit, logger=log)
+lm_head_width_fit(
+    list(sm.input.geometry),
+    list(sm.input.loss),
+    min_widths=sm.params.fit["min_widths"],
+    geometry_csv=sm.output.geometry,
+    loss_csv=sm.output.loss,
+    fit_json=sm.output.fit,
+    logger=log,
+)

@@ -9,5 +9,9 @@ from depthwidth.models.load import model_spec
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
 src = sm.params.sources
-fetch_model(model_spec(sm.wildcards.model, sm.params.spec), Path(sm.output[0]).parent, mirrors=src["mirrors"],
-            allow_network=src["allow_network"])
+fetch_model(
+    model_spec(sm.wildcards.model, sm.params.spec),
+    Path(sm.output[0]).parent,
+    mirrors=src["mirrors"],
+    allow_network=src["allow_network"],
+)

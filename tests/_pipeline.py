@@ -37,14 +37,27 @@ def snakemake_cmd(workdir: Path, *args: str, configs: list[Path] | None = None) 
     return [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(workdir), *args, "--configfile", *map(str, configs)]
 
 
-def run(workdir: Path, *args: str, configs: list[Path] | None = None, timeout: float = 600,
-        check: bool = True, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+def run(
+    workdir: Path,
+    *args: str,
+    configs: list[Path] | None = None,
+    timeout: float = 600,
+    check: bool = True,
+    extra_env: dict | None = None,
+) -> subprocess.CompletedProcess:
     """Run Snakemake to completion; on failure (when ``check``) raise with the log tail."""
-    p = subprocess.run(snakemake_cmd(workdir, *args, configs=configs), check=False, capture_output=True,
-                       text=True, timeout=timeout, env={**env(), **(extra_env or {})})
+    p = subprocess.run(
+        snakemake_cmd(workdir, *args, configs=configs),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**env(), **(extra_env or {})},
+    )
     if check and p.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed (rc {p.returncode}):\n"
-                             + (p.stdout + p.stderr)[-6000:])
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed (rc {p.returncode}):\n" + (p.stdout + p.stderr)[-6000:]
+        )
     return p
 
 
@@ -86,7 +99,9 @@ def planned_jobs(output: str | subprocess.CompletedProcess) -> dict[str, int]:
     return out
 
 
-def dry_run(workdir: Path, *args: str, configs: list[Path] | None = None, timeout: float = 300) -> dict[str, int]:
+def dry_run(
+    workdir: Path, *args: str, configs: list[Path] | None = None, timeout: float = 300
+) -> dict[str, int]:
     """Jobs that a run would execute now: rule -> count."""
     p = run(workdir, "-n", "--cores", "1", *args, configs=configs, timeout=timeout)
     return planned_jobs(p.stdout + p.stderr)

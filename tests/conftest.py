@@ -20,8 +20,9 @@ def have_shared_data() -> bool:
 needs_shared_data = pytest.mark.skipif(not have_shared_data(), reason=f"no data mirror at {SHARED_DATA}")
 
 
-def run_snakemake(workdir: Path, *args: str, configfiles=("config/test.yaml",), check: bool = True,
-                  timeout: float = 900):
+def run_snakemake(
+    workdir: Path, *args: str, configfiles=("config/test.yaml",), check: bool = True, timeout: float = 900
+):
     """``_pipeline.run`` on 2 cores with config.yaml plus ``configfiles`` (relative to the repo unless absolute)."""
     configs = [REPO / "config.yaml", *(Path(c) if os.path.isabs(c) else REPO / c for c in configfiles)]
     return run(workdir, "--cores", "2", *args, configs=configs, check=check, timeout=timeout)

@@ -34,20 +34,35 @@ def _fails_before_any_job(wd: Path, cfg: Path, *must_say: str) -> str:
 
 BAD_CONFIGS = [
     # a string where a number is needed
-    ("wrong_type", {"chinchilla": {"fit": {"n_starts": "eight"}}},
-     ["config key 'chinchilla.fit.n_starts'", "'eight' is not of type 'integer'"]),
+    (
+        "wrong_type",
+        {"chinchilla": {"fit": {"n_starts": "eight"}}},
+        ["config key 'chinchilla.fit.n_starts'", "'eight' is not of type 'integer'"],
+    ),
     # a typo in a key: the error lists the keys that are allowed there
-    ("unknown_key", {"chinchilla": {"fit": {"n_strats": 3}}},
-     ["config key 'chinchilla.fit'", "'n_strats' was unexpected", "allowed keys:", "n_starts"]),
+    (
+        "unknown_key",
+        {"chinchilla": {"fit": {"n_strats": 3}}},
+        ["config key 'chinchilla.fit'", "'n_strats' was unexpected", "allowed keys:", "n_starts"],
+    ),
     # an unknown stage name
-    ("unknown_stage", {"stages": ["chinchilla", "depht_toy"]},
-     ["config key 'stages.1'", "'depht_toy' is not one of"]),
+    (
+        "unknown_stage",
+        {"stages": ["chinchilla", "depht_toy"]},
+        ["config key 'stages.1'", "'depht_toy' is not one of"],
+    ),
     # a negative scale of width (m = d_model x width_scale)
-    ("negative_width", {"chinchilla": {"fit": {"width_scale": -1.0}}},
-     ["config key 'chinchilla.fit.width_scale'", "-1.0 is less than or equal to the minimum of 0"]),
+    (
+        "negative_width",
+        {"chinchilla": {"fit": {"width_scale": -1.0}}},
+        ["config key 'chinchilla.fit.width_scale'", "-1.0 is less than or equal to the minimum of 0"],
+    ),
     # an empty grid of model sizes
-    ("empty_grid", {"chinchilla": {"shape": {"n_params": []}}},
-     ["config key 'chinchilla.shape.n_params'", "[] should be non-empty"]),
+    (
+        "empty_grid",
+        {"chinchilla": {"shape": {"n_params": []}}},
+        ["config key 'chinchilla.shape.n_params'", "[] should be non-empty"],
+    ),
 ]
 
 
@@ -77,8 +92,9 @@ def test_bad_config_stops_snakemake_before_any_job(tmp_path):
     changes: dict = {}
     for _, c, _ in BAD_CONFIGS:
         changes = merge(changes, c)
-    text = _fails_before_any_job(tmp_path, overlay(tmp_path, "all_bad", changes),
-                                 *[s for _, _, must in BAD_CONFIGS for s in must])
+    text = _fails_before_any_job(
+        tmp_path, overlay(tmp_path, "all_bad", changes), *[s for _, _, must in BAD_CONFIGS for s in must]
+    )
     assert "Invalid configuration (nothing was run)" in text
 
 
@@ -87,8 +103,7 @@ def _failing_run(tmp_path: Path, target: str, cfg: Path, timeout: int = 180, **k
     fail. Returns the folder and everything it said (stdout, stderr and every job log)."""
     wd = tmp_path / "wd"
     wd.mkdir()
-    p = run(wd, "--cores", "1", target, configs=[*BASE_CONFIGS, cfg], check=False, timeout=timeout,
-            **kw)
+    p = run(wd, "--cores", "1", target, configs=[*BASE_CONFIGS, cfg], check=False, timeout=timeout, **kw)
     text = p.stdout + p.stderr + "".join(f.read_text() for f in (wd / "logs").rglob("*.log"))
     assert p.returncode != 0, text[-3000:]
     return wd, text
@@ -146,10 +161,25 @@ def test_truncated_local_corpus_stops_the_download_rule(tmp_path):
     fails naming the file and the fix, and writes no shard (nothing that looks complete)."""
     corpus = tmp_path / "corpus.parquet"
     _truncated_parquet(corpus)
-    cfg = overlay(tmp_path, "truncated", {"hidden_states": {"corpus": {
-        "name": "truncated-local", "source": "local", "local_path": str(corpus), "n_docs": 4, "docs_per_shard": 2}}})
+    cfg = overlay(
+        tmp_path,
+        "truncated",
+        {
+            "hidden_states": {
+                "corpus": {
+                    "name": "truncated-local",
+                    "source": "local",
+                    "local_path": str(corpus),
+                    "n_docs": 4,
+                    "docs_per_shard": 2,
+                }
+            }
+        },
+    )
     wd, text = _failing_run(tmp_path, "data/fineweb/truncated-local/shard-00000.parquet", cfg)
-    assert f"parquet file {corpus} is unreadable" in text and "truncated" in text and "Fix:" in text, text[-3000:]
+    assert f"parquet file {corpus} is unreadable" in text and "truncated" in text and "Fix:" in text, text[
+        -3000:
+    ]
     shards = list((wd / "data").rglob("*.parquet")) if (wd / "data").exists() else []
     assert not shards, f"a failed download left shards behind: {shards}"
 
@@ -161,8 +191,13 @@ def test_hub_model_offline_names_model_and_fix(tmp_path):
     cfg = overlay(tmp_path, "offline", {"data": {"allow_network": False}})
     env_extra = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty-hf-cache")}
     wd, text = _failing_run(tmp_path, "data/models/smollm2-360m/manifest.json", cfg, extra_env=env_extra)
-    for s in ("model 'smollm2-360m'", "HuggingFaceTB/SmolLM2-360M", "could not be resolved", "Fix:",
-              "models.smollm2-360m.source: local"):
+    for s in (
+        "model 'smollm2-360m'",
+        "HuggingFaceTB/SmolLM2-360M",
+        "could not be resolved",
+        "Fix:",
+        "models.smollm2-360m.source: local",
+    ):
         assert s in text, f"the error does not say {s!r}:\n{text[-3000:]}"
     assert not (wd / "data" / "models" / "smollm2-360m" / "manifest.json").exists()
 
@@ -182,8 +217,19 @@ def test_training_that_diverges_to_nan_fails_without_output(tmp_path):
     """A learning rate far too high (1e8): the superposition training job stops at the first
     non-finite loss with an error naming the cell and the keys to change, and leaves neither the model
     nor train.json (its outputs), so a rerun does not take the cell for done."""
-    cfg = overlay(tmp_path, "nan", {"superposition": {"lr": 1.0e8, "widths": [8], "weight_decays": [1.0],
-                                                      "alphas": [1.5], "seeds": [0]}})
+    cfg = overlay(
+        tmp_path,
+        "nan",
+        {
+            "superposition": {
+                "lr": 1.0e8,
+                "widths": [8],
+                "weight_decays": [1.0],
+                "alphas": [1.5],
+                "seeds": [0],
+            }
+        },
+    )
     cell = "results/superposition/cells/power-a1.5/n64/gamma1/m8/seed0"
     wd, text = _failing_run(tmp_path, f"{cell}/model.safetensors", cfg, timeout=300)
     for s in ("training diverged (loss=nan)", "m=8", "lower superposition.lr", "No output was written"):

@@ -15,8 +15,11 @@ from depthwidth.causal_tracing.trace import CausalTracingError, Fact, Tracer, de
 from depthwidth.config import ConfigError, validate_config
 from depthwidth.hidden_states.tiny import tiny_model, tiny_tokenizer
 
-TEXTS = ["The Eiffel Tower is in the city of Paris.", "The space needle is in downtown Seattle.",
-         "The Colosseum is located in the city of Rome."] * 20
+TEXTS = [
+    "The Eiffel Tower is in the city of Paris.",
+    "The space needle is in downtown Seattle.",
+    "The Colosseum is located in the city of Rome.",
+] * 20
 FACT = Fact("eiffel", "The Eiffel Tower is in the city of", "eiffel tower", " Paris")
 DECODERS = ("gpt_neox", "llama", "qwen2", "opt", "gpt2")
 
@@ -37,8 +40,15 @@ def _model(family: str, vocab: int, layers: int = 3):
 
 
 def _tracer(model, located, samples=2, seed=0):
-    return Tracer(decoder_parts(model, "tiny"), located, noise_samples=samples, seed=seed, noise_sigmas=3.0,
-                  device=torch.device("cpu"), dtype=torch.float32)
+    return Tracer(
+        decoder_parts(model, "tiny"),
+        located,
+        noise_samples=samples,
+        seed=seed,
+        noise_sigmas=3.0,
+        device=torch.device("cpu"),
+        dtype=torch.float32,
+    )
 
 
 def test_locate_subject_prediction_and_target(tok):
@@ -48,10 +58,12 @@ def test_locate_subject_prediction_and_target(tok):
     s, e = loc.subject
     assert "".join(loc.tokens[s:e]).strip().lower() == "eiffel tower"  # case-insensitive search
     # the target token holds the first letter of " Paris"; a lone space token before it stays in the prompt
-    assert "".join(loc.tokens[:loc.predict + 1]).rstrip() == FACT.prompt and loc.target_token.strip()[0] == "P"
+    assert (
+        "".join(loc.tokens[: loc.predict + 1]).rstrip() == FACT.prompt and loc.target_token.strip()[0] == "P"
+    )
     # no target: the prompt's last word is the target, as the paper's sentence
     paper = locate(tok, Fact("needle", "The space needle is in downtown Seattle", "space needle"))
-    assert "".join(paper.tokens[:paper.predict + 1]).rstrip().endswith("downtown")
+    assert "".join(paper.tokens[: paper.predict + 1]).rstrip().endswith("downtown")
     assert paper.target_token.strip()[0] == "S"
     with pytest.raises(CausalTracingError, match="fact 'x'.*'Big Ben' does not occur"):
         locate(tok, Fact("x", "The Eiffel Tower is in", "Big Ben", " Paris"))
@@ -66,9 +78,13 @@ def test_restorations_recover_p_clean(tok, family):
     with torch.no_grad():
         full = torch.softmax(model(torch.tensor([loc.ids])).logits[0, loc.predict].float(), -1)[loc.target_id]
     assert tr.p_clean == pytest.approx(float(full), rel=1e-6)
-    rows = [(0, []), (1, []),
-            (0, [(L - 1, loc.predict)]), (1, [(L - 1, loc.predict)]),  # last block, prediction position
-            (0, [(0, j) for j in range(s, T)])]  # block 0 at every position the noise reaches
+    rows = [
+        (0, []),
+        (1, []),
+        (0, [(L - 1, loc.predict)]),
+        (1, [(L - 1, loc.predict)]),  # last block, prediction position
+        (0, [(0, j) for j in range(s, T)]),
+    ]  # block 0 at every position the noise reaches
     p = tr.probs(rows, batch_rows=2)
     assert abs(p[0] / tr.p_clean - 1) > 1e-4  # the noise changes the prediction (by 10× the tolerance below)
     np.testing.assert_allclose(p[:2], tr.p_corrupt, rtol=1e-5)  # every block from storage = the corrupted run
@@ -78,8 +94,12 @@ def test_restorations_recover_p_clean(tok, family):
 @pytest.mark.parametrize("family", ("gpt_neox", "opt"))
 def test_trace_matrix_batching_and_skipped_positions(tok, family):
     model = _model(family, len(tok))
-    summary, m = trace(model, tok, FACT, model_name="tiny", noise_samples=2, seed=1, noise_sigmas=3.0, batch_rows=7)
-    _, m_big = trace(model, tok, FACT, model_name="tiny", noise_samples=2, seed=1, noise_sigmas=3.0, batch_rows=500)
+    summary, m = trace(
+        model, tok, FACT, model_name="tiny", noise_samples=2, seed=1, noise_sigmas=3.0, batch_rows=7
+    )
+    _, m_big = trace(
+        model, tok, FACT, model_name="tiny", noise_samples=2, seed=1, noise_sigmas=3.0, batch_rows=500
+    )
     L, T = m.shape
     assert (L, T) == (summary["n_layers"], summary["n_tokens"]) and L == 3
     np.testing.assert_allclose(m, m_big, rtol=1e-5, atol=1e-8)  # batch size changes speed only
@@ -107,8 +127,15 @@ def test_peak_depths():
     assert out["peak_depth"] == pytest.approx(3 / 5) and out["peak_p"] == pytest.approx(0.6)
     assert (out["half_depth_low"], out["half_depth_high"]) == (pytest.approx(3 / 5), pytest.approx(4 / 5))
     assert np.isnan(peak(np.full(4, 0.1), 0.1)["half_depth_low"])
-    s = {"model": "m", "fact": "f", "subject_range": [1, 3], "predict_position": 4, "tokens": list("abcde"),
-         "n_layers": 2, "p_corrupt": 0.0}
+    s = {
+        "model": "m",
+        "fact": "f",
+        "subject_range": [1, 3],
+        "predict_position": 4,
+        "tokens": list("abcde"),
+        "n_layers": 2,
+        "p_corrupt": 0.0,
+    }
     tab = peak_table([(s, np.array([[0, 0, 0.5, 0, 0.1], [0, 0, 0.2, 0, 0.3]]))])
     assert tab["token"].tolist() == ["c", "e"] and tab["peak_depth"].tolist() == [0.5, 1.0]
 
@@ -139,15 +166,32 @@ def test_rules_end_to_end_on_a_tiny_local_model(tmp_path, tok):
     folder = tmp_path / "tiny-neox"
     _model("gpt_neox", len(tok)).save_pretrained(folder)
     tok.save_pretrained(folder)
-    changes = {"stages": ["causal_tracing"],
-               "models": {"tiny-neox": {"source": "local", "path": str(folder), "family": "pythia"}},
-               "causal_tracing": {"models": ["tiny-neox"], "min_p_clean": 0.0, "facts": [
-                   {"name": "needle", "prompt": "The space needle is in downtown Seattle", "subject": "space needle"}]}}
+    changes = {
+        "stages": ["causal_tracing"],
+        "models": {"tiny-neox": {"source": "local", "path": str(folder), "family": "pythia"}},
+        "causal_tracing": {
+            "models": ["tiny-neox"],
+            "min_p_clean": 0.0,
+            "facts": [
+                {
+                    "name": "needle",
+                    "prompt": "The space needle is in downtown Seattle",
+                    "subject": "space needle",
+                }
+            ],
+        },
+    }
     work = tmp_path / "work"
     from _pipeline import BASE_CONFIGS
 
-    run(work, "--cores", "1", "results/causal_tracing/section.html",
-        configs=[*BASE_CONFIGS, overlay(tmp_path, "tiny", changes)], timeout=300)
+    run(
+        work,
+        "--cores",
+        "1",
+        "results/causal_tracing/section.html",
+        configs=[*BASE_CONFIGS, overlay(tmp_path, "tiny", changes)],
+        timeout=300,
+    )
     summary = json.loads((work / "results/causal_tracing/tiny-neox/needle.json").read_text())
     assert summary["n_layers"] == 3 and summary["target"] == " Seattle" and summary["model_id"] is None
     assert np.load(work / "results/causal_tracing/tiny-neox/needle.npy").shape == (3, summary["n_tokens"])
@@ -159,8 +203,17 @@ def test_rules_end_to_end_on_a_tiny_local_model(tmp_path, tok):
 def test_headline_rows_only_for_the_papers_pair():
     from depthwidth.causal_tracing.section import headline
 
-    s = {"model": "pythia-12b", "model_id": "EleutherAI/pythia-12b", "text": "The space needle is in downtown Seattle",
-         "p_clean": 0.3607, "p_corrupt": 0.0116, "noise_samples": 1}
+    s = {
+        "model": "pythia-12b",
+        "model_id": "EleutherAI/pythia-12b",
+        "text": "The space needle is in downtown Seattle",
+        "p_clean": 0.3607,
+        "p_corrupt": 0.0116,
+        "noise_samples": 1,
+    }
     rows = headline([(s, None), ({**s, "model_id": "EleutherAI/pythia-1b"}, None)])
-    assert [r["quantity"] for r in rows] == ["causal tracing p_clean, pythia-12b", "causal tracing p_corrupt, pythia-12b"]
+    assert [r["quantity"] for r in rows] == [
+        "causal tracing p_clean, pythia-12b",
+        "causal tracing p_corrupt, pythia-12b",
+    ]
     assert rows[0]["paper"] == "0.36" and rows[0]["agree"] is True and rows[1]["agree"] is None

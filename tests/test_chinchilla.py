@@ -16,7 +16,14 @@ def test_reconstruction_maps_known_rows():
     pts = pd.read_csv(SHARED_DATA / "chinchilla" / "svg_extracted_data.csv")
     table = pd.read_csv(SHARED_DATA / "chinchilla" / "chinchilla_table_a9.csv")
     out, worst = points.reconstruct_points(pts, table)
-    assert len(out) == 245 and list(out.columns[:6]) == ["params", "flops", "tokens", "loss", "d_model", "n_layers"]
+    assert len(out) == 245 and list(out.columns[:6]) == [
+        "params",
+        "flops",
+        "tokens",
+        "loss",
+        "d_model",
+        "n_layers",
+    ]
     # First row: N = 6.7956e9 is Table A9's 6796M model (d_model 3584, 40 layers); D = C/(6N).
     r = out.iloc[0]
     assert (r.d_model, r.n_layers) == (3584, 40)
@@ -27,8 +34,10 @@ def test_reconstruction_maps_known_rows():
 
 def test_reconstruction_rejects_missing_column():
     with pytest.raises(ValueError, match="Training FLOP"):
-        points.reconstruct_points(pd.DataFrame({"Model Size": [1.0], "loss": [3.0]}),
-                              pd.DataFrame({"params_millions": [1], "d_model": [64], "n_layers": [2]}))
+        points.reconstruct_points(
+            pd.DataFrame({"Model Size": [1.0], "loss": [3.0]}),
+            pd.DataFrame({"params_millions": [1], "d_model": [64], "n_layers": [2]}),
+        )
 
 
 def _synthetic(n=250, noise=0.003, seed=1):
@@ -36,7 +45,9 @@ def _synthetic(n=250, noise=0.003, seed=1):
     m = rng.choice([512, 640, 768, 1024, 1280, 1536, 2048, 3072, 4096], n).astype(float)
     ell = rng.choice([8, 10, 12, 16, 20, 24, 32, 40, 48], n).astype(float) * 100
     D = np.exp(rng.uniform(np.log(1e3), np.log(3e5), n))
-    loss = law.decomposed_law(m, ell, D, *(TRUE[k] for k in law.PARAMS)) * np.exp(noise * rng.standard_normal(n))
+    loss = law.decomposed_law(m, ell, D, *(TRUE[k] for k in law.PARAMS)) * np.exp(
+        noise * rng.standard_normal(n)
+    )
     return law.FitData(m, ell, D, loss)
 
 
@@ -85,15 +96,24 @@ def test_adam_matches_torch_adam_loop():
     ours = {k: v["value"] for k, v in adam.fit_adam(d, steps)["params"].items()}
     t = {k: torch.tensor(getattr(d, k), dtype=torch.float32) for k in ("m", "ell", "D", "loss")}
     init = law.PAPER_INIT
-    coeffs = torch.nn.Parameter(torch.tensor([np.log(init[k]) for k in ("c_m", "c_l", "c_D")], dtype=torch.float32))
-    expo = torch.nn.Parameter(torch.tensor([init[k] for k in ("alpha_m", "alpha_l", "alpha_D")], dtype=torch.float32))
+    coeffs = torch.nn.Parameter(
+        torch.tensor([np.log(init[k]) for k in ("c_m", "c_l", "c_D")], dtype=torch.float32)
+    )
+    expo = torch.nn.Parameter(
+        torch.tensor([init[k] for k in ("alpha_m", "alpha_l", "alpha_D")], dtype=torch.float32)
+    )
     L0 = torch.nn.Parameter(torch.tensor(init["L0"], dtype=torch.float32))
-    opt = torch.optim.Adam([{"params": [coeffs], "lr": 5e-3}, {"params": [expo], "lr": 5e-4},
-                            {"params": [L0], "lr": 5e-3}])
+    opt = torch.optim.Adam(
+        [{"params": [coeffs], "lr": 5e-3}, {"params": [expo], "lr": 5e-4}, {"params": [L0], "lr": 5e-3}]
+    )
     for _ in range(steps):
         opt.zero_grad()
-        pred = ((coeffs[0] - expo[0] * t["m"].log()).exp() + (coeffs[1] - expo[1] * t["ell"].log()).exp()
-                + (coeffs[2] - expo[2] * t["D"].log()).exp() + L0).log()
+        pred = (
+            (coeffs[0] - expo[0] * t["m"].log()).exp()
+            + (coeffs[1] - expo[1] * t["ell"].log()).exp()
+            + (coeffs[2] - expo[2] * t["D"].log()).exp()
+            + L0
+        ).log()
         (100 * (t["loss"].log() - pred).pow(2).mean()).backward()
         opt.step()
     assert ours["alpha_l"] == pytest.approx(float(expo[1].detach()), abs=2e-6)
@@ -114,12 +134,22 @@ def test_paper_stderrs_are_the_linear_residual_covariance():
     d = _synthetic(n=80, seed=5)
     v = fit.values(fit.fit_law(d, n_starts=2))
     se = fit.paper_stderrs(d, v)
-    theta = np.array([np.log(v["c_m"]), np.log(v["c_l"]), np.log(v["c_D"]), v["alpha_m"], v["alpha_l"],
-                      v["alpha_D"], v["L0"]])
+    theta = np.array(
+        [
+            np.log(v["c_m"]),
+            np.log(v["c_l"]),
+            np.log(v["c_D"]),
+            v["alpha_m"],
+            v["alpha_l"],
+            v["alpha_D"],
+            v["L0"],
+        ]
+    )
 
     def resid(th):
-        return d.loss - law.decomposed_law(d.m, d.ell, d.D, np.exp(th[0]), th[3], np.exp(th[1]), th[4],
-                                           np.exp(th[2]), th[5], th[6])
+        return d.loss - law.decomposed_law(
+            d.m, d.ell, d.D, np.exp(th[0]), th[3], np.exp(th[1]), th[4], np.exp(th[2]), th[5], th[6]
+        )
 
     h = 1e-6
     jac = np.column_stack([(resid(theta + h * e) - resid(theta - h * e)) / (2 * h) for e in np.eye(7)])
@@ -140,7 +170,19 @@ def _paper_points():
 def test_drop_scan_keeps_the_papers_counts():
     loss = _paper_points()["loss"].to_numpy()
     ks = [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
-    assert [int(law.kept_mask(loss, k).sum()) for k in ks] == [244, 235, 225, 215, 203, 194, 185, 175, 165, 154, 144]
+    assert [int(law.kept_mask(loss, k).sum()) for k in ks] == [
+        244,
+        235,
+        225,
+        215,
+        203,
+        194,
+        185,
+        175,
+        165,
+        154,
+        144,
+    ]
     assert law.kept_mask(loss, 0).all()
 
 
@@ -168,12 +210,21 @@ def test_paper_adam_gives_the_papers_digits():
 def test_drop_scan_table():
     d = _synthetic(n=120, seed=6)
     pts = pd.DataFrame({"d_model": d.m, "n_layers": d.ell / 100, "tokens": d.D * 1e6, "loss": d.loss})
-    params = {"width_scale": 1.0, "depth_scale": 100.0, "tokens_scale": 1e-6, "n_starts": 2, "seed": 0,
-              "adam_steps": 50, "drop_highest": [1, 20]}
+    params = {
+        "width_scale": 1.0,
+        "depth_scale": 100.0,
+        "tokens_scale": 1e-6,
+        "n_starts": 2,
+        "seed": 0,
+        "adam_steps": 50,
+        "drop_highest": [1, 20],
+    }
     table = scan.drop_scan(pts, params)
     assert table["n_points"].tolist() == [119, 100]
     for p in law.PARAMS:
-        assert {p, f"{p}_stderr", f"{p}_stderr_paper", f"{p}_adam", f"{p}_adam_stderr_paper"} <= set(table.columns)
+        assert {p, f"{p}_stderr", f"{p}_stderr_paper", f"{p}_adam", f"{p}_adam_stderr_paper"} <= set(
+            table.columns
+        )
     # the converged fit at k = 20 is the one fit.fit_law finds on the same points
     main = fit.values(fit.fit_law(law.select_points(pts, 20, 1.0, 100.0, 1e-6), n_starts=2, seed=0))
     assert table.loc[1, "alpha_l"] == pytest.approx(main["alpha_l"], rel=1e-9)

@@ -37,14 +37,24 @@ def _slurm_unavailable() -> str | None:
         if shutil.which(tool) is None:
             return f"no '{tool}' on PATH: start a test cluster with `bash scripts/cluster/slurm-local.sh`"
     try:
-        ping = subprocess.run(["scontrol", "ping"], check=False, capture_output=True, text=True, timeout=10).stdout
+        ping = subprocess.run(
+            ["scontrol", "ping"], check=False, capture_output=True, text=True, timeout=10
+        ).stdout
     except subprocess.TimeoutExpired:
         return "scontrol ping timed out: slurmctld does not answer"
     if "UP" not in ping:
-        return f"slurmctld is not up ({ping.strip() or 'no answer'}): run `bash scripts/cluster/slurm-local.sh`"
-    parts = subprocess.run(["sinfo", "-h", "-o", "%P %t"], check=False, capture_output=True, text=True, timeout=10).stdout
-    if not re.search(r"^cpu\*? (idle|mix)", parts, re.MULTILINE) or not re.search(r"^gpu (idle|mix)", parts, re.MULTILINE):
-        return f"this cluster lacks idle partitions 'cpu' and 'gpu' of slurm-local.sh (sinfo: {parts.strip()!r})"
+        return (
+            f"slurmctld is not up ({ping.strip() or 'no answer'}): run `bash scripts/cluster/slurm-local.sh`"
+        )
+    parts = subprocess.run(
+        ["sinfo", "-h", "-o", "%P %t"], check=False, capture_output=True, text=True, timeout=10
+    ).stdout
+    if not re.search(r"^cpu\*? (idle|mix)", parts, re.MULTILINE) or not re.search(
+        r"^gpu (idle|mix)", parts, re.MULTILINE
+    ):
+        return (
+            f"this cluster lacks idle partitions 'cpu' and 'gpu' of slurm-local.sh (sinfo: {parts.strip()!r})"
+        )
     return None
 
 
@@ -71,7 +81,11 @@ def test_profile_names_only_existing_rules_and_scales_with_attempt():
         for key in keys:
             assert key in spec, f"{rule}: no attempt-scaled {key} in profiles/slurm set-resources"
             values = [eval(str(spec[key]), {"attempt": a}) for a in (1, 2, 3)]
-            assert values[0] > 0 and values[1] == 2 * values[0] and values[2] == 3 * values[0], (rule, key, values)
+            assert values[0] > 0 and values[1] == 2 * values[0] and values[2] == 3 * values[0], (
+                rule,
+                key,
+                values,
+            )
         # the plugin rejects --gres/--gpus in slurm_extra: GPUs are asked for with the gpu resource
         assert not re.search(r"--(gres|gpus)", str(spec.get("slurm_extra", ""))), rule
 
@@ -105,7 +119,9 @@ def test_profile_sends_gpu_rules_to_gpu_partition_and_downloads_stay_local(tmp_p
             assert rule in res, f"{rule} is submitted but has no set-resources entry in profiles/slurm"
         if re.search(r"\bgpu=[1-9]", resources):
             gpu_jobs += 1
-            assert "slurm_partition=gpu" in resources, f"{rule} asks for a GPU but not partition gpu: {resources}"
+            assert "slurm_partition=gpu" in resources, (
+                f"{rule} asks for a GPU but not partition gpu: {resources}"
+            )
     # hidden_states_extract (one per model) asks for hidden_states.gpu.gpus = 1 by default; lm_head_loss
     # is given a GPU by the profile
     assert gpu_jobs >= 2, f"the default config plans {gpu_jobs} GPU jobs"
@@ -177,17 +193,37 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, tmp_path_factory):
     ran locally, and the fit gives the paper's depth exponent and the same numbers as a local run."""
     wd = tmp_path / "slurm"
     wd.mkdir()
-    p = run(wd, "--profile", str(PROFILE.parent), "--profile", str(LOCAL_OVERLAY.parent),
-            "--slurm-keep-successful-logs", "results/chinchilla/section.html", timeout=420)
+    p = run(
+        wd,
+        "--profile",
+        str(PROFILE.parent),
+        "--profile",
+        str(LOCAL_OVERLAY.parent),
+        "--slurm-keep-successful-logs",
+        "results/chinchilla/section.html",
+        timeout=420,
+    )
     text = p.stdout + p.stderr
     submitted = {
-        rule: int(jid) for jid, rule in
-        re.findall(r"submitted with SLURM jobid (\d+) \(log: \S+/rule_(\w+)/\d+\.log\)", text)
+        rule: int(jid)
+        for jid, rule in re.findall(
+            r"submitted with SLURM jobid (\d+) \(log: \S+/rule_(\w+)/\d+\.log\)", text
+        )
     }
-    assert set(submitted) == {"chinchilla_points", "chinchilla_fit", "chinchilla_drop_scan", "chinchilla_section"}, text[-4000:]
+    assert set(submitted) == {
+        "chinchilla_points",
+        "chinchilla_fit",
+        "chinchilla_drop_scan",
+        "chinchilla_section",
+    }, text[-4000:]
     # SLURM itself saw them: squeue (finished jobs stay visible for MinJobAge) lists each as COMPLETED
-    sq = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i|%k|%T|%P"], check=False, capture_output=True, text=True,
-                        timeout=30).stdout
+    sq = subprocess.run(
+        ["squeue", "-h", "-t", "all", "-o", "%i|%k|%T|%P"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
     states = {int(i): (c, s, part) for i, c, s, part in (ln.split("|") for ln in sq.split())}
     for rule, jid in submitted.items():
         assert states[jid] == (f"rule_{rule}", "COMPLETED", "cpu"), (rule, jid, states.get(jid))

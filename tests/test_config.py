@@ -26,13 +26,20 @@ def test_deep_merge_merges_dicts_and_replaces_lists():
     assert deep_merge(base, {"a": {"y": [3]}, "c": 4}) == {"a": {"x": 1, "y": [3]}, "b": 2, "c": 4}
 
 
-@pytest.mark.parametrize("path,value,words", [
-    (("chinchilla", "fit", "drop_highest_loss"), "forty", ["chinchilla.fit.drop_highest_loss", "integer"]),
-    (("chinchilla", "fit", "drop_highest_loss"), -1, ["chinchilla.fit.drop_highest_loss", "minimum=0"]),
-    (("chinchilla", "fit", "depth_scale"), 0, ["chinchilla.fit.depth_scale", "exclusiveMinimum=0"]),
-    (("stages",), [], ["stages", "minItems=1"]),
-    (("stages",), ["chinchila"], ["stages.0", "chinchilla"]),
-])
+@pytest.mark.parametrize(
+    "path,value,words",
+    [
+        (
+            ("chinchilla", "fit", "drop_highest_loss"),
+            "forty",
+            ["chinchilla.fit.drop_highest_loss", "integer"],
+        ),
+        (("chinchilla", "fit", "drop_highest_loss"), -1, ["chinchilla.fit.drop_highest_loss", "minimum=0"]),
+        (("chinchilla", "fit", "depth_scale"), 0, ["chinchilla.fit.depth_scale", "exclusiveMinimum=0"]),
+        (("stages",), [], ["stages", "minItems=1"]),
+        (("stages",), ["chinchila"], ["stages.0", "chinchilla"]),
+    ],
+)
 def test_bad_values_name_the_key(config, path, value, words):
     node = config
     for k in path[:-1]:
@@ -61,8 +68,10 @@ def test_defaults_filled_and_hash_tracks_values(config):
 
 
 def test_result_params_sorts_keys_and_drops_speed_keys():
-    params = result_params({"steps": 10, "batch_tokens": 4096, "lr": 0.1, "checkpoint_every": 5},
-                           speed_keys=("batch_tokens", "checkpoint_every"))
+    params = result_params(
+        {"steps": 10, "batch_tokens": 4096, "lr": 0.1, "checkpoint_every": 5},
+        speed_keys=("batch_tokens", "checkpoint_every"),
+    )
     assert params == {"lr": 0.1, "steps": 10}
     assert list(params) == ["lr", "steps"]
     assert list(result_params({"b": 1, "a": 2})) == ["a", "b"]

@@ -69,9 +69,19 @@ def test_zero_tokens_scored_is_an_error_not_a_loss_of_zero():
 def test_workflow_stops_on_a_blank_corpus_naming_it(tmp_path):
     """Rule lm_head_corpus on a corpus of whitespace: the job fails naming the corpus, writes no output."""
     f = _jsonl(tmp_path / "blank.jsonl", ["   ", "\n", None])
-    cfg = overlay(tmp_path, "blank", {"lm_head": {"loss": {"corpora": {"blank": {"source": "local", "path": str(f)}}}}})
+    cfg = overlay(
+        tmp_path, "blank", {"lm_head": {"loss": {"corpora": {"blank": {"source": "local", "path": str(f)}}}}}
+    )
     wd = tmp_path / "wd"
-    p = run(wd, "--cores", "1", "data/corpora/blank.parquet", configs=[*BASE_CONFIGS, cfg], check=False, timeout=120)
+    p = run(
+        wd,
+        "--cores",
+        "1",
+        "data/corpora/blank.parquet",
+        configs=[*BASE_CONFIGS, cfg],
+        check=False,
+        timeout=120,
+    )
     text = p.stdout + p.stderr
     assert p.returncode != 0 and "corpus 'blank' has no usable text" in text, text[-3000:]
     assert not (wd / "data/corpora/blank.parquet").exists()
@@ -81,6 +91,7 @@ def test_token_counts_skip_and_count_null_and_blank_documents():
     from depthwidth.lm_head.token_frequencies import count_tokens
 
     dropped: Counter = Counter()
-    counts, facts = count_tokens(lambda b: [t.split() for t in b], ["a b", None, math.nan, " ", "c"], 100,
-                                 dropped=dropped)
+    counts, facts = count_tokens(
+        lambda b: [t.split() for t in b], ["a b", None, math.nan, " ", "c"], 100, dropped=dropped
+    )
     assert facts["n_tokens"] == 3 and "nan" not in counts and dropped == {"null": 2, "empty": 1}

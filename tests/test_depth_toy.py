@@ -15,8 +15,16 @@ from depthwidth.depth_toy import pipeline
 from depthwidth.depth_toy.angles import angle_table, state_angles
 from depthwidth.depth_toy.exponents import exponents, fit_depth_exponent
 from depthwidth.depth_toy.model import ReferenceModel, StudentGroup, make_teacher, rmsnorm, teacher_forward
-from depthwidth.depth_toy.train import (DivergenceError, Targets, TrainSettings, job_teachers, learning_rate,
-                                        settings_for, student_losses, train_students)
+from depthwidth.depth_toy.train import (
+    DivergenceError,
+    Targets,
+    TrainSettings,
+    job_teachers,
+    learning_rate,
+    settings_for,
+    student_losses,
+    train_students,
+)
 
 torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parents[1]
@@ -64,8 +72,16 @@ def test_batched_training_matches_the_papers_plain_loop():
     """Two students trained together (shared teacher, stacked weights) follow exactly the trajectories of the
     same students trained one by one with nn.Linear modules, F.kl_div and their own Adam."""
     teacher = make_teacher("tied", seed=2, depth=12)
-    settings = TrainSettings(variant="learned_head", depths=[3], temperatures=[0.1, 1.0], steps=6, batch_size=64,
-                             lr=3e-3, test_batches=1, seed=5)
+    settings = TrainSettings(
+        variant="learned_head",
+        depths=[3],
+        temperatures=[0.1, 1.0],
+        steps=6,
+        batch_size=64,
+        lr=3e-3,
+        test_batches=1,
+        seed=5,
+    )
     group = StudentGroup(2, 3, learned_head=True, seed=settings.seed * 1000)
     with torch.no_grad():  # a non-zero head so that every parameter gets a gradient from step 1
         group.head.normal_(0, 0.1, generator=torch.Generator().manual_seed(0))
@@ -100,8 +116,9 @@ def test_batched_training_matches_the_papers_plain_loop():
         np.testing.assert_allclose(got, ref_losses[s], rtol=2e-5)
         st = group.student_state(s)
         np.testing.assert_allclose(st["head"].T.numpy(), refs[s].head.weight.detach().numpy(), atol=1e-6)
-        np.testing.assert_allclose(st["fc_w"][2].T.numpy(), refs[s].layers[2].c_fc.weight.detach().numpy(),
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            st["fc_w"][2].T.numpy(), refs[s].layers[2].c_fc.weight.detach().numpy(), atol=1e-6
+        )
 
 
 class _Killed(Exception):
@@ -110,8 +127,18 @@ class _Killed(Exception):
 
 def test_training_resumes_from_checkpoint_bit_identically(tmp_path, monkeypatch):
     teacher = make_teacher("independent", seed=1, depth=8)
-    kw = dict(variant="mse", depths=[2, 3], temperatures=[], steps=24, batch_size=32, test_batches=1,
-              checkpoint_every=5, lr_depth_factor=2.0, schedule="flat_then_linear", seed=4)
+    kw = dict(
+        variant="mse",
+        depths=[2, 3],
+        temperatures=[],
+        steps=24,
+        batch_size=32,
+        test_batches=1,
+        checkpoint_every=5,
+        lr_depth_factor=2.0,
+        schedule="flat_then_linear",
+        seed=4,
+    )
     straight = train_students(teacher, TrainSettings(**kw))
     ckpt = tmp_path / "ckpt.pt"
 
@@ -143,9 +170,19 @@ def test_training_resumes_from_checkpoint_bit_identically(tmp_path, monkeypatch)
 def test_divergence_names_the_run_and_step(tmp_path):
     teacher = make_teacher("tied", seed=0, depth=4)
     teacher.shared_head[0, 0] = float("nan")  # a broken target: the loss is NaN at the first step
-    settings = TrainSettings(variant="shared_head", depths=[2], temperatures=[0.5], steps=5, batch_size=16,
-                             test_batches=1, checkpoint_every=1, labels={"kind": "tied", "rep": 0})
-    with pytest.raises(DivergenceError, match=r"kind=tied rep=0 variant=shared_head T=0\.5 depth=2\].*step 1"):
+    settings = TrainSettings(
+        variant="shared_head",
+        depths=[2],
+        temperatures=[0.5],
+        steps=5,
+        batch_size=16,
+        test_batches=1,
+        checkpoint_every=1,
+        labels={"kind": "tied", "rep": 0},
+    )
+    with pytest.raises(
+        DivergenceError, match=r"kind=tied rep=0 variant=shared_head T=0\.5 depth=2\].*step 1"
+    ):
         train_students(teacher, settings, checkpoint=tmp_path / "c.pt")
     assert not (tmp_path / "c.pt").exists()  # nothing was saved from a diverged state
 
@@ -188,11 +225,28 @@ def test_tiny_grid_separates_the_mechanisms():
     frames, runs = [], []
     for kind in ("independent", "tied"):
         teacher = make_teacher(kind, seed=0, depth=16)
-        settings = TrainSettings(variant="mse", depths=[1, 2, 4, 8], temperatures=[], steps=100, batch_size=64,
-                                 test_batches=2, lr_depth_factor=8.0, schedule="flat_then_linear", seed=1)
+        settings = TrainSettings(
+            variant="mse",
+            depths=[1, 2, 4, 8],
+            temperatures=[],
+            steps=100,
+            batch_size=64,
+            test_batches=2,
+            lr_depth_factor=8.0,
+            schedule="flat_then_linear",
+            seed=1,
+        )
         recs = train_students(teacher, settings)
-        runs += [{"kind": kind, "variant": "mse", "temperature": np.nan, "replicate": 0, **{
-            k: r[k] for k in ("depth", "steps", "final_train_loss", "test_loss")}} for r in recs]
+        runs += [
+            {
+                "kind": kind,
+                "variant": "mse",
+                "temperature": np.nan,
+                "replicate": 0,
+                **{k: r[k] for k in ("depth", "steps", "final_train_loss", "test_loss")},
+            }
+            for r in recs
+        ]
         frames.append(angle_table(teacher, recs, {"kind": kind, "variant": "mse", "replicate": 0}, 128))
     import pandas as pd
 
@@ -206,9 +260,14 @@ def test_tiny_grid_separates_the_mechanisms():
 
 
 def test_config_errors_name_the_key():
-    cfg = {"variants": {"learned_head": {"depths": [2, 4], "steps": 3}}, "headline_variant": "learned_head",
-           "kinds": ["tied"]}
-    with pytest.raises(pipeline.DepthToyConfigError, match=r"depth_toy\.variants\.learned_head\.temperatures"):
+    cfg = {
+        "variants": {"learned_head": {"depths": [2, 4], "steps": 3}},
+        "headline_variant": "learned_head",
+        "kinds": ["tied"],
+    }
+    with pytest.raises(
+        pipeline.DepthToyConfigError, match=r"depth_toy\.variants\.learned_head\.temperatures"
+    ):
         pipeline.check(cfg)
     cfg["variants"]["learned_head"]["temperatures"] = [0.1]
     cfg["headline_variant"] = "mse"
@@ -223,8 +282,10 @@ def test_student_mlp_backward_is_the_exact_gradient():
 
     g = torch.Generator().manual_seed(0)
     S, B, D, H = 3, 17, 8, 32
-    args = [torch.randn(*shape, generator=g, dtype=torch.float64).requires_grad_()
-            for shape in ((S, B, D), (S, D, H), (S, 1, H), (S, H, D))]
+    args = [
+        torch.randn(*shape, generator=g, dtype=torch.float64).requires_grad_()
+        for shape in ((S, B, D), (S, D, H), (S, 1, H), (S, H, D))
+    ]
     assert torch.autograd.gradcheck(_StudentMLP.apply, args)
     assert torch.allclose(_StudentMLP.apply(*args), mlp(*args), rtol=1e-12, atol=1e-12)
 
@@ -278,13 +339,24 @@ def test_teacher_per_task_gives_each_temperature_its_own_teacher():
     assert torch.equal(job_teachers(per_task, "tied", 0)[1].fc_w, d.fc_w)  # seeded: the same on every call
     mse_shared = pipeline.train_params(cfg, "mse")
     mse_task = pipeline.train_params({**cfg, "teacher_per_task": True}, "mse")
-    assert torch.equal(job_teachers(mse_shared, "tied", 0)[0].fc_w[0], job_teachers(mse_shared, "independent", 0)[0].fc_w[0])
-    assert not torch.equal(job_teachers(mse_task, "tied", 0)[0].fc_w[0], job_teachers(mse_task, "independent", 0)[0].fc_w[0])
+    assert torch.equal(
+        job_teachers(mse_shared, "tied", 0)[0].fc_w[0], job_teachers(mse_shared, "independent", 0)[0].fc_w[0]
+    )
+    assert not torch.equal(
+        job_teachers(mse_task, "tied", 0)[0].fc_w[0], job_teachers(mse_task, "independent", 0)[0].fc_w[0]
+    )
 
     # one teacher per row: each row's targets come from its own teacher
     for variant in ("learned_head", "shared_head"):
-        settings = TrainSettings(variant=variant, depths=[2], temperatures=[0.1, 1.0], steps=3, batch_size=32,
-                                 test_batches=1, lr_depth_factor=None)
+        settings = TrainSettings(
+            variant=variant,
+            depths=[2],
+            temperatures=[0.1, 1.0],
+            steps=3,
+            batch_size=32,
+            test_batches=1,
+            lr_depth_factor=None,
+        )
         x = torch.randn(32, 32, generator=torch.Generator().manual_seed(0))
         temps = torch.tensor([0.1, 1.0]).view(2, 1, 1)
         two = Targets([c, d], x, settings, temps)
@@ -303,4 +375,7 @@ def test_a_variant_not_named_after_a_setup_must_name_one():
         pipeline.check(cfg)
     cfg["variants"]["mse_short"]["setup"] = "mse"
     pipeline.check(cfg)
-    assert pipeline.student_files(cfg, "mse_short", "tied", 0)[0] == "results/depth_toy/runs/tied/mse_short/rep0/Tnone/depth2.json"
+    assert (
+        pipeline.student_files(cfg, "mse_short", "tied", 0)[0]
+        == "results/depth_toy/runs/tied/mse_short/rep0/Tnone/depth2.json"
+    )

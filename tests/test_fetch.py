@@ -10,8 +10,13 @@ import pytest
 from conftest import SHARED_DATA, needs_shared_data
 from depthwidth.download.fetch import FetchError, fetch, load_manifest, nanogpt_table_a9, sha256_file
 
-MANIFEST = {"x/file.txt": {"sha256": hashlib.sha256(b"hello\n").hexdigest(), "description": "a test file",
-                           "urls": ["http://127.0.0.1:9/nothing-listens-here"]}}
+MANIFEST = {
+    "x/file.txt": {
+        "sha256": hashlib.sha256(b"hello\n").hexdigest(),
+        "description": "a test file",
+        "urls": ["http://127.0.0.1:9/nothing-listens-here"],
+    }
+}
 
 
 def _mirror(tmp_path, name, content):
@@ -56,7 +61,10 @@ def test_nanogpt_notebook_converts_to_the_pinned_table():
     with open(SHARED_DATA / "chinchilla" / "chinchilla_table_a9.csv", newline="") as f:
         rows = list(csv.reader(f))[1:]
     tuples = [[float(r[0]) * 1e6, *map(int, r[1:])] for r in rows]
-    src = ["chinchilla_models_txt = '''" + json.dumps(tuples) + "'''\n", "models = eval(chinchilla_models_txt)\n"]
+    src = [
+        "chinchilla_models_txt = '''" + json.dumps(tuples) + "'''\n",
+        "models = eval(chinchilla_models_txt)\n",
+    ]
     nb = json.dumps({"cells": [{"cell_type": "code", "source": src}]}).encode()
     out = nanogpt_table_a9(nb)
     want = load_manifest()["chinchilla/chinchilla_table_a9.csv"]["sha256"]

@@ -27,7 +27,9 @@ def test_mirror_gives_first_documents_in_stream_order(tmp_path):
     names = shard_names(40, 16)
     assert names == ["shard-00000.parquet", "shard-00001.parquet", "shard-00002.parquet"]
     paths = [tmp_path / n for n in names]
-    where = materialise(paths, n_docs=40, docs_per_shard=16, source="fineweb", mirror_file=MIRROR, mirror_docs=300)
+    where = materialise(
+        paths, n_docs=40, docs_per_shard=16, source="fineweb", mirror_file=MIRROR, mirror_docs=300
+    )
     assert "mirror" in where
     sizes = [len(pd.read_parquet(p)) for p in paths]
     assert sizes == [16, 16, 8]
@@ -61,8 +63,14 @@ def test_local_jsonl_and_parquet_corpora(tmp_path):
     with pytest.raises(CorpusError, match="no column 'text'.*text_column"):
         read_corpus(jl)
     with pytest.raises(CorpusError, match="holds 7 documents but hidden_states.corpus.n_docs is 9"):
-        materialise([tmp_path / n for n in shard_names(9, 9)], n_docs=9, docs_per_shard=9, source="local",
-                    local_path=jl, text_column="body")
+        materialise(
+            [tmp_path / n for n in shard_names(9, 9)],
+            n_docs=9,
+            docs_per_shard=9,
+            source="local",
+            local_path=jl,
+            text_column="body",
+        )
 
 
 def test_truncated_parquet_names_the_file_and_the_fix(tmp_path):
@@ -82,5 +90,11 @@ def test_offline_hub_request_beyond_the_mirror_says_what_to_do(tmp_path, monkeyp
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(CorpusError, match="mirror_docs|local corpus"):
-        materialise([tmp_path / "s.parquet"], n_docs=400, docs_per_shard=400, source="fineweb",
-                    mirror_file=MIRROR, mirror_docs=300)
+        materialise(
+            [tmp_path / "s.parquet"],
+            n_docs=400,
+            docs_per_shard=400,
+            source="fineweb",
+            mirror_file=MIRROR,
+            mirror_docs=300,
+        )

@@ -56,8 +56,10 @@ def test_nan_and_inf_are_rejected_by_name(path, value):
 
 def test_yaml_nan_and_inf_spellings_are_rejected(tmp_path):
     """What a user writes: YAML `.nan` / `.inf` (read as float NaN / inf)."""
-    cfg = merge(merged_config(), yaml.safe_load("superposition: {weight_decays: [.nan]}\n"
-                                                "chinchilla: {fit: {depth_scale: .inf}}\n"))
+    cfg = merge(
+        merged_config(),
+        yaml.safe_load("superposition: {weight_decays: [.nan]}\nchinchilla: {fit: {depth_scale: .inf}}\n"),
+    )
     with pytest.raises(ConfigError) as e:
         validate_config(cfg)
     assert "superposition.weight_decays.0" in str(e.value) and "chinchilla.fit.depth_scale" in str(e.value)
@@ -121,7 +123,9 @@ def test_names_that_become_paths_must_be_plain(path, name):
     assert f"config key '{path}'" in msg and repr(name) in msg and "becomes a folder" in msg
 
 
-@pytest.mark.parametrize("key", ["hidden_states.models", "lm_head.models", "lm_head.token_frequencies.tokenizers"])
+@pytest.mark.parametrize(
+    "key", ["hidden_states.models", "lm_head.models", "lm_head.token_frequencies.tokenizers"]
+)
 def test_model_name_lists_must_be_plain(key):
     _rejected(key, ["../../../escape"], f"config key '{key}.0'")
 
@@ -150,16 +154,33 @@ def test_paper_config_plans_under_the_default_limit():
 
 
 def test_huge_grid_stops_naming_the_keys_and_the_limit():
-    cfg = validate_config(merge(merged_config(), {"superposition": {
-        "n_features": 20000, "widths": list(range(1, 101)), "weight_decays": [i / 10 for i in range(-5, 5)],
-        "alphas": [1 + i / 100 for i in range(50)], "seeds": list(range(20))}}))
+    cfg = validate_config(
+        merge(
+            merged_config(),
+            {
+                "superposition": {
+                    "n_features": 20000,
+                    "widths": list(range(1, 101)),
+                    "weight_decays": [i / 10 for i in range(-5, 5)],
+                    "alphas": [1 + i / 100 for i in range(50)],
+                    "seeds": list(range(20)),
+                }
+            },
+        )
+    )
     t0 = time.monotonic()
     with pytest.raises(ConfigError) as e:
         check_job_count(cfg)
     assert time.monotonic() - t0 < 2
     msg = str(e.value)
-    for w in ("1,000,000 training jobs", "superposition.widths (100)", "superposition.seeds (20)",
-              "superposition.weight_decays (10)", "max_jobs = 20,000", "raise the top-level key max_jobs"):
+    for w in (
+        "1,000,000 training jobs",
+        "superposition.widths (100)",
+        "superposition.seeds (20)",
+        "superposition.weight_decays (10)",
+        "max_jobs = 20,000",
+        "raise the top-level key max_jobs",
+    ):
         assert w in msg, msg
     cfg["max_jobs"] = 2_000_000  # the user means it
     assert sum(c.count for c in check_job_count(cfg)) > 1_000_000
@@ -172,9 +193,19 @@ def test_job_counts_cover_every_stage():
 
 def test_snakemake_stops_on_a_huge_grid_before_planning(tmp_path):
     """The whole path: Snakemake parses, validates, counts and stops in seconds with the keys named."""
-    cfg = overlay(tmp_path, "huge", {"superposition": {
-        "n_features": 20000, "widths": list(range(1, 101)), "seeds": list(range(100)),
-        "weight_decays": [i / 10 for i in range(-5, 5)], "alphas": [1 + i / 100 for i in range(10)]}})
+    cfg = overlay(
+        tmp_path,
+        "huge",
+        {
+            "superposition": {
+                "n_features": 20000,
+                "widths": list(range(1, 101)),
+                "seeds": list(range(100)),
+                "weight_decays": [i / 10 for i in range(-5, 5)],
+                "alphas": [1 + i / 100 for i in range(10)],
+            }
+        },
+    )
     wd = tmp_path / "wd"
     t0 = time.monotonic()
     p = run(wd, "-n", "--cores", "1", configs=[*BASE_CONFIGS, cfg], check=False, timeout=120)
@@ -185,8 +216,11 @@ def test_snakemake_stops_on_a_huge_grid_before_planning(tmp_path):
 
 
 def test_snakemake_rejects_an_escaping_model_name(tmp_path):
-    cfg = overlay(tmp_path, "escape", {"models": {"../../../escape": {
-        "source": "local", "path": "/nonexistent", "family": "llama"}}})
+    cfg = overlay(
+        tmp_path,
+        "escape",
+        {"models": {"../../../escape": {"source": "local", "path": "/nonexistent", "family": "llama"}}},
+    )
     wd = tmp_path / "wd"
     p = run(wd, "-n", "--cores", "1", configs=[*BASE_CONFIGS, cfg], check=False, timeout=120)
     text = p.stdout + p.stderr
@@ -205,7 +239,9 @@ def test_messages_fit_the_key_type():
 def test_reversed_fit_ranks_are_an_error_not_a_nan_alpha():
     from depthwidth.lm_head.pipeline import check_config
 
-    cfg = validate_config(merge(merged_config(), {"lm_head": {"token_frequencies": {"fit_ranks": [1000, 10]}}}))
+    cfg = validate_config(
+        merge(merged_config(), {"lm_head": {"token_frequencies": {"fit_ranks": [1000, 10]}}})
+    )
     with pytest.raises(ConfigError) as e:
         check_config(cfg)
     assert "lm_head.token_frequencies.fit_ranks" in str(e.value) and "Fix:" in str(e.value)

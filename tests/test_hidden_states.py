@@ -88,7 +88,9 @@ def test_last_block_loss_equals_truncated_model(tok, texts, family):
     blocks = model.base_model.layers
     for l in range(L):
         short = copy.deepcopy(model)
-        short.base_model.layers = torch.nn.ModuleList([copy.deepcopy(b) for b in list(blocks[:l]) + [blocks[-1]]])
+        short.base_model.layers = torch.nn.ModuleList(
+            [copy.deepcopy(b) for b in list(blocks[:l]) + [blocks[-1]]]
+        )
         short.config.num_hidden_layers = l + 1
         with torch.no_grad():
             logits = short(input_ids=ids, attention_mask=mask, use_cache=False).logits[:, :-1][valid]
@@ -119,8 +121,17 @@ def test_padding_never_leaks(tok, texts):
 def test_every_family_goes_through_extraction(tmp_path, tok, texts, family):
     model = tiny_model(family, vocab_size=len(tok), layers=3)
     out = tmp_path / "m.safetensors"
-    s = extract(model, tok, texts[:5], list(range(10, 15)), out, model_name=family, max_tokens=32,
-                batch_tokens=64, keep_raw_tokens=4)
+    s = extract(
+        model,
+        tok,
+        texts[:5],
+        list(range(10, 15)),
+        out,
+        model_name=family,
+        max_tokens=32,
+        batch_tokens=64,
+        keep_raw_tokens=4,
+    )
     t, summary, strings = load_token_metrics(out)
     n_expected = sum(len(x) - 1 for x in ex.tokenize(tok, texts[:5], 32))
     L = 3
@@ -228,8 +239,18 @@ def test_bfloat16_extraction_agrees_with_float32(tmp_path, tok, texts):
     runs = {}
     for dt in ("float32", "bfloat16"):
         out = tmp_path / f"{dt}.safetensors"
-        extract(copy.deepcopy(model), tok, texts[:4], list(range(4)), out, model_name="qwen2", max_tokens=48,
-                batch_tokens=96, dtype=dt, device="cpu")
+        extract(
+            copy.deepcopy(model),
+            tok,
+            texts[:4],
+            list(range(4)),
+            out,
+            model_name="qwen2",
+            max_tokens=48,
+            batch_tokens=96,
+            dtype=dt,
+            device="cpu",
+        )
         runs[dt], summary, _ = load_token_metrics(out)
         assert summary["dtype"] == dt
     a, b = runs["float32"], runs["bfloat16"]

@@ -36,13 +36,21 @@ def workdir(tmp_path_factory):
     overlay = {
         "stages": ["hidden_states"],
         "models": {"tiny-llama": {"source": "local", "path": str(wd / "tiny-llama"), "family": "llama"}},
-        "hidden_states": {"corpus": {"name": "wf-6", "source": "fineweb", "n_docs": 6, "docs_per_shard": 4},
-                          "models": ["tiny-llama"], "max_tokens": 40, "batch_tokens": 80,
-                          "stats": {"sample_tokens": 30}},
+        "hidden_states": {
+            "corpus": {"name": "wf-6", "source": "fineweb", "n_docs": 6, "docs_per_shard": 4},
+            "models": ["tiny-llama"],
+            "max_tokens": 40,
+            "batch_tokens": 80,
+            "stats": {"sample_tokens": 30},
+        },
     }
     (wd / "overlay.yaml").write_text(yaml.safe_dump(overlay))
-    run_snakemake(wd, "results/hidden_states/section.html",
-                  configfiles=("config/test.yaml", str(wd / "overlay.yaml")), timeout=600)
+    run_snakemake(
+        wd,
+        "results/hidden_states/section.html",
+        configfiles=("config/test.yaml", str(wd / "overlay.yaml")),
+        timeout=600,
+    )
     return wd
 
 
@@ -72,11 +80,19 @@ def test_stage_runs_end_to_end(workdir):
 def test_editing_stats_reruns_only_the_statistics(workdir):
     edit = workdir / "edit.yaml"
     edit.write_text(yaml.safe_dump({"hidden_states": {"stats": {"max_robust_distance": 3.0}}}))
-    proc = run_snakemake(workdir, "results/hidden_states/section.html", "-n",
-                         configfiles=("config/test.yaml", str(workdir / "overlay.yaml"), str(edit)))
+    proc = run_snakemake(
+        workdir,
+        "results/hidden_states/section.html",
+        "-n",
+        configfiles=("config/test.yaml", str(workdir / "overlay.yaml"), str(edit)),
+    )
     assert planned_jobs(proc) == {"hidden_states_stats": 1, "hidden_states_section": 1}
-    proc = run_snakemake(workdir, "results/hidden_states/section.html", "-n",
-                         configfiles=("config/test.yaml", str(workdir / "overlay.yaml")))
+    proc = run_snakemake(
+        workdir,
+        "results/hidden_states/section.html",
+        "-n",
+        configfiles=("config/test.yaml", str(workdir / "overlay.yaml")),
+    )
     assert planned_jobs(proc) == {}
 
 
@@ -84,11 +100,25 @@ def test_editing_stats_reruns_only_the_statistics(workdir):
 def test_speed_settings_and_mirrors_rerun_nothing(workdir):
     """Batch sizes, the checkpoint interval and the mirror list change no result: editing them plans no job."""
     edit = workdir / "speed.yaml"
-    edit.write_text(yaml.safe_dump({"hidden_states": {"batch_tokens": 160, "max_batch_docs": 3,
-                                                      "loss_chunk_tokens": 64, "checkpoint_every_s": 5},
-                                    "data": {"mirrors": ["data/mirror"]}}))
-    proc = run_snakemake(workdir, "results/hidden_states/section.html", "-n",
-                         configfiles=("config/test.yaml", str(workdir / "overlay.yaml"), str(edit)))
+    edit.write_text(
+        yaml.safe_dump(
+            {
+                "hidden_states": {
+                    "batch_tokens": 160,
+                    "max_batch_docs": 3,
+                    "loss_chunk_tokens": 64,
+                    "checkpoint_every_s": 5,
+                },
+                "data": {"mirrors": ["data/mirror"]},
+            }
+        )
+    )
+    proc = run_snakemake(
+        workdir,
+        "results/hidden_states/section.html",
+        "-n",
+        configfiles=("config/test.yaml", str(workdir / "overlay.yaml"), str(edit)),
+    )
     assert planned_jobs(proc) == {}
 
 
@@ -100,8 +130,12 @@ def test_truncated_shard_stops_with_the_file_name(workdir):
     try:
         shard.write_bytes(data[: len(data) // 2])
         out.unlink()
-        proc = run_snakemake(workdir, str(out.relative_to(workdir)),
-                             configfiles=("config/test.yaml", str(workdir / "overlay.yaml")), check=False)
+        proc = run_snakemake(
+            workdir,
+            str(out.relative_to(workdir)),
+            configfiles=("config/test.yaml", str(workdir / "overlay.yaml")),
+            check=False,
+        )
         logs = proc.stdout + proc.stderr + (workdir / "logs/hidden_states/extract_tiny-llama.log").read_text()
         assert proc.returncode != 0
         assert "shard-00001.parquet" in logs and "truncated" in logs and "fineweb_shards" in logs
@@ -132,8 +166,17 @@ def test_packaged_smollm2_on_fineweb(smollm2, tmp_path):
     torch.set_num_threads(2)
     texts = [d["text"] for d in read_corpus(MIRROR, limit=3)]
     out = tmp_path / "smollm2.safetensors"
-    extract(smollm2.model, smollm2.tokenizer, texts, [0, 1, 2], out, model_name="smollm2-135m", max_tokens=48,
-            batch_tokens=256, loss_stride=7)
+    extract(
+        smollm2.model,
+        smollm2.tokenizer,
+        texts,
+        [0, 1, 2],
+        out,
+        model_name="smollm2-135m",
+        max_tokens=48,
+        batch_tokens=256,
+        loss_stride=7,
+    )
     t, summary, strings = load_token_metrics(out)
     assert summary["n_layers"] == 30 and t["theta"].shape == (3 * 47, 30)
     final = t["loss_logit_lens"][:, -1].mean().item()

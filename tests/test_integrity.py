@@ -58,4 +58,6 @@ def test_truncated_table_names_file_and_fix(tmp_path):
     with pytest.raises(integrity.IntegrityError, match=r"points\.csv.*forcerun chinchilla_points"):
         integrity.read_table(p, "chinchilla_points", ("x", "loss"))
     with pytest.raises(integrity.IntegrityError, match="no seal"):
-        integrity.read_table(tmp_path / "other.csv", "r") if (tmp_path / "other.csv").write_text("x\n1\n") else None
+        integrity.read_table(tmp_path / "other.csv", "r") if (tmp_path / "other.csv").write_text(
+            "x\n1\n"
+        ) else None

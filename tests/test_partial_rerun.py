@@ -32,42 +32,94 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
     n_lm_corpora = len(cfg["lm_head"]["loss"]["corpora"])
     sup = cfg["superposition"]
     dt = cfg["depth_toy"]
-    n_sup_cells_per_width = (len(sup.get("alphas", [])) + len(sup.get("distributions", []))) \
-        * len(sup["weight_decays"]) * len(sup["seeds"])
+    n_sup_cells_per_width = (
+        (len(sup.get("alphas", [])) + len(sup.get("distributions", [])))
+        * len(sup["weight_decays"])
+        * len(sup["seeds"])
+    )
     edits = [
         # a fit setting: only the fit, the Chinchilla section and the report
-        ("chinchilla_fit_setting",
-         {"chinchilla": {"fit": {"bootstrap_resamples": cfg["chinchilla"]["fit"]["bootstrap_resamples"] + 1}}},
-         {"chinchilla_fit": 1, "chinchilla_section": 1, **REPORT},
-         {"results/chinchilla/fit.json", "results/chinchilla/bootstrap.csv"}),
+        (
+            "chinchilla_fit_setting",
+            {
+                "chinchilla": {
+                    "fit": {"bootstrap_resamples": cfg["chinchilla"]["fit"]["bootstrap_resamples"] + 1}
+                }
+            },
+            {"chinchilla_fit": 1, "chinchilla_section": 1, **REPORT},
+            {"results/chinchilla/fit.json", "results/chinchilla/bootstrap.csv"},
+        ),
         # a report option: only the report
-        ("report_title", {"report": {"title": "edited title"}}, dict(REPORT), {"results/report.html",
-                                                                              "results/headline.csv"}),
+        (
+            "report_title",
+            {"report": {"title": "edited title"}},
+            dict(REPORT),
+            {"results/report.html", "results/headline.csv"},
+        ),
         # a statistics setting of the hidden states: per-model stats, not the (expensive) extraction
-        ("hidden_states_stats",
-         {"hidden_states": {"stats": {"sample_tokens": cfg["hidden_states"]["stats"]["sample_tokens"] + 10}}},
-         {"hidden_states_stats": len(hs_models), "hidden_states_section": 1, **REPORT},
-         {f"results/hidden_states/{m}/{f}" for m in hs_models
-          for f in ("layer_stats.csv", "token_groups.csv", "token_sample.parquet", "summary.json")}),
+        (
+            "hidden_states_stats",
+            {
+                "hidden_states": {
+                    "stats": {"sample_tokens": cfg["hidden_states"]["stats"]["sample_tokens"] + 10}
+                }
+            },
+            {"hidden_states_stats": len(hs_models), "hidden_states_section": 1, **REPORT},
+            {
+                f"results/hidden_states/{m}/{f}"
+                for m in hs_models
+                for f in ("layer_stats.csv", "token_groups.csv", "token_sample.parquet", "summary.json")
+            },
+        ),
         # the number of tokens per text of the LM-head losses: the loss jobs and what reads them
-        ("lm_head_loss_tokens",
-         {"lm_head": {"loss": {"max_tokens": cfg["lm_head"]["loss"]["max_tokens"] + 8}}},
-         {"lm_head_loss": len(lm_models) * n_lm_corpora, "lm_head_width_fit": 1, "lm_head_section": 1, **REPORT},
-         {f"results/lm_head/loss/{c}/{m}.{ext}" for c in cfg["lm_head"]["loss"]["corpora"] for m in lm_models
-          for ext in ("csv", "json")}),
+        (
+            "lm_head_loss_tokens",
+            {"lm_head": {"loss": {"max_tokens": cfg["lm_head"]["loss"]["max_tokens"] + 8}}},
+            {
+                "lm_head_loss": len(lm_models) * n_lm_corpora,
+                "lm_head_width_fit": 1,
+                "lm_head_section": 1,
+                **REPORT,
+            },
+            {
+                f"results/lm_head/loss/{c}/{m}.{ext}"
+                for c in cfg["lm_head"]["loss"]["corpora"]
+                for m in lm_models
+                for ext in ("csv", "json")
+            },
+        ),
         # a toy grid value added: only the new cells train (one per distribution x decay x seed)
-        ("superposition_new_width",
-         {"superposition": {"widths": [*cfg["superposition"]["widths"], 2 * max(cfg["superposition"]["widths"])]}},
-         {"superposition_train": n_sup_cells_per_width, "superposition_tables": 1, "superposition_section": 1,
-          **REPORT},
-         set()),
+        (
+            "superposition_new_width",
+            {
+                "superposition": {
+                    "widths": [*cfg["superposition"]["widths"], 2 * max(cfg["superposition"]["widths"])]
+                }
+            },
+            {
+                "superposition_train": n_sup_cells_per_width,
+                "superposition_tables": 1,
+                "superposition_section": 1,
+                **REPORT,
+            },
+            set(),
+        ),
         # the depth toy: a new replicate adds its training jobs (one per teacher kind and variant) and
         # retrains nothing
-        ("depth_toy_new_replicate",
-         {"depth_toy": {"replicates": dt["replicates"] + 1}},
-         {**{f"depth_toy_train_{v}": len(spec.get("kinds", dt["kinds"])) for v, spec in dt["variants"].items()},
-          "depth_toy_tables": 1, "depth_toy_section": 1, **REPORT},
-         set()),
+        (
+            "depth_toy_new_replicate",
+            {"depth_toy": {"replicates": dt["replicates"] + 1}},
+            {
+                **{
+                    f"depth_toy_train_{v}": len(spec.get("kinds", dt["kinds"]))
+                    for v, spec in dt["variants"].items()
+                },
+                "depth_toy_tables": 1,
+                "depth_toy_section": 1,
+                **REPORT,
+            },
+            set(),
+        ),
     ]
     return edits
 
@@ -118,4 +170,3 @@ def test_new_model_in_one_stage_plans_only_its_cells(done, tmp_path):
     if not (done / "data" / "models" / new / "manifest.json").exists():
         expected["model_fetch"] = 1
     assert got == expected, f"adding model {new} plans {got}"
-

@@ -14,7 +14,9 @@ from _pipeline import completed_run  # noqa: E402
 from conftest import needs_shared_data  # noqa: E402
 from depthwidth.browser import check_report, chromium_binary  # noqa: E402
 
-needs_chromium = pytest.mark.skipif(chromium_binary() is None, reason="no Chromium (apt-get install chromium)")
+needs_chromium = pytest.mark.skipif(
+    chromium_binary() is None, reason="no Chromium (apt-get install chromium)"
+)
 
 
 def _png(blank: bool) -> str:
@@ -37,7 +39,8 @@ def test_checker_catches_blank_and_broken_images_and_errors(tmp_path):
         f"<img alt='good' src='data:image/png;base64,{_png(False)}'>"
         f"<img alt='blank' src='data:image/png;base64,{_png(True)}'>"
         "<img alt='broken' src='data:image/png;base64,AAAA'>"
-        "<script>undefinedFunction()</script></body></html>")
+        "<script>undefinedFunction()</script></body></html>"
+    )
     r = check_report(page)
     by_alt = {i["alt"]: i for i in r["images"]}
     assert by_alt["good"]["decoded"] and by_alt["good"]["spread"] > 100
@@ -56,7 +59,9 @@ def test_full_test_report_renders(tmp_path_factory, tmp_path):
     r = check_report(report, screenshot=shot)
     assert r["errors"] == []
     assert r["headline_rows"] >= 8
-    assert {"chinchilla", "superposition", "depth_toy", "hidden_states", "lm_head", "provenance"} <= set(r["sections"])
+    assert {"chinchilla", "superposition", "depth_toy", "hidden_states", "lm_head", "provenance"} <= set(
+        r["sections"]
+    )
     assert len(r["images"]) >= 10
     # Every figure on the page is also a PNG file with its caption beside it.
     pngs = sorted(results.glob("*/figures/*.png"))

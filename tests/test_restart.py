@@ -26,9 +26,20 @@ from depthwidth.config import validate_config
 
 CELL = "results/superposition/cells/power-a1.5/n256/gamma1/m{m}/seed0"
 WIDTHS = (8, 16)
-OVERLAY = {"superposition": {
-    "n_features": 256, "widths": list(WIDTHS), "weight_decays": [1.0], "alphas": [1.5], "seeds": [0],
-    "batch_size": 512, "steps": 1000, "warmup_steps": 100, "checkpoint_every": 50, "threads": 1}}
+OVERLAY = {
+    "superposition": {
+        "n_features": 256,
+        "widths": list(WIDTHS),
+        "weight_decays": [1.0],
+        "alphas": [1.5],
+        "seeds": [0],
+        "batch_size": 512,
+        "steps": 1000,
+        "warmup_steps": 100,
+        "checkpoint_every": 50,
+        "threads": 1,
+    }
+}
 TARGET = "results/superposition/cells.csv"
 
 
@@ -73,8 +84,17 @@ def _reference(tmp: Path, m: int) -> dict[str, np.ndarray]:
     validate_config(cfg)  # fills the schema defaults, as the workflow does
     out = tmp / "reference"
     torch.set_num_threads(1)
-    superposition_train("power-a1.5", 256, 1.0, m, 0, train_params(cfg),
-               str(out / "model.safetensors"), str(out / "train.json"), threads=1)
+    superposition_train(
+        "power-a1.5",
+        256,
+        1.0,
+        m,
+        0,
+        train_params(cfg),
+        str(out / "model.safetensors"),
+        str(out / "train.json"),
+        threads=1,
+    )
     return load_file(out / "model.safetensors")
 
 
@@ -85,8 +105,13 @@ def test_killed_run_restarts_where_it_stopped(tmp_path):
     with open(tmp_path / "first_run.log", "w") as log:
         # a session of its own: the kill takes Snakemake and every job it started, as losing a
         # terminal or a node would
-        proc = subprocess.Popen(snakemake_cmd(wd, "--cores", "1", TARGET, configs=configs), stdout=log,
-                                stderr=subprocess.STDOUT, env=env(), start_new_session=True)
+        proc = subprocess.Popen(
+            snakemake_cmd(wd, "--cores", "1", TARGET, configs=configs),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env(),
+            start_new_session=True,
+        )
         m_killed = _kill_when_mid_training(proc, wd)
     m_done = next(m for m in WIDTHS if m != m_killed)
     time.sleep(0.5)
@@ -98,7 +123,10 @@ def test_killed_run_restarts_where_it_stopped(tmp_path):
     step_at_kill = int(torch.load(killed / "checkpoint.pt", weights_only=False)["step"])
     assert 0 < step_at_kill < 1000
     before = {k: v for k, v in mtimes(wd).items() if k.startswith(CELL.format(m=m_done))}
-    assert set(before) == {f"{CELL.format(m=m_done)}/model.safetensors", f"{CELL.format(m=m_done)}/train.json"}
+    assert set(before) == {
+        f"{CELL.format(m=m_done)}/model.safetensors",
+        f"{CELL.format(m=m_done)}/train.json",
+    }
 
     # the user's restart: the kill left Snakemake's lock behind, so unlock, then the same command
     locked = run(wd, "--cores", "1", TARGET, configs=configs, check=False, timeout=300)
@@ -111,10 +139,21 @@ def test_killed_run_restarts_where_it_stopped(tmp_path):
     after = mtimes(wd)
     for f, t in before.items():
         assert after[f] == t, f"{f} was recomputed"
-    cell_log = (wd / "logs" / "superposition" / "train" / "power-a1.5" / "n256" / "gamma1" / f"m{m_killed}"
-                / "seed0.log").read_text()
+    cell_log = (
+        wd
+        / "logs"
+        / "superposition"
+        / "train"
+        / "power-a1.5"
+        / "n256"
+        / "gamma1"
+        / f"m{m_killed}"
+        / "seed0.log"
+    ).read_text()
     resumed = [int(s) for s in re.findall(r"resumed from checkpoint \S+ at step (\d+)", cell_log)]
-    assert resumed and resumed[-1] >= step_at_kill, f"did not resume from step {step_at_kill}:\n{cell_log[-2000:]}"
+    assert resumed and resumed[-1] >= step_at_kill, (
+        f"did not resume from step {step_at_kill}:\n{cell_log[-2000:]}"
+    )
     assert not (killed / "checkpoint.pt").exists(), "a finished cell keeps its checkpoint"
 
     # resumed training gives the numbers of an uninterrupted one (same machine, same threads)

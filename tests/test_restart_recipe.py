@@ -41,8 +41,13 @@ def _pids_of_session(sid: int) -> list[int]:
 
 def _kill_snakemake_leave_job(wd: Path, configs: list[Path], timeout: float = 120) -> None:
     """Start the run, SIGKILL Snakemake itself once its job has started, and let the job finish."""
-    proc = subprocess.Popen(snakemake_cmd(wd, "--cores", "1", TARGET, configs=configs), env=env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        snakemake_cmd(wd, "--cores", "1", TARGET, configs=configs),
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + timeout
     try:
         while not any((wd / ".snakemake" / "incomplete").rglob("*")) or not (wd / "logs").exists():
@@ -71,8 +76,19 @@ def test_readme_recipe_after_kill_between_output_and_record(tmp_path):
     written = load_file(wd / TARGET)  # what an uninterrupted job computes
 
     # The fault as it was: without the workflow profile the rerun refuses the unrecorded outputs.
-    p = run(wd, "-n", "--cores", "1", "--workflow-profile", "none", "--nolock", TARGET, configs=configs,
-            check=False, timeout=120)
+    p = run(
+        wd,
+        "-n",
+        "--cores",
+        "1",
+        "--workflow-profile",
+        "none",
+        "--nolock",
+        TARGET,
+        configs=configs,
+        check=False,
+        timeout=120,
+    )
     assert p.returncode != 0 and "IncompleteFilesException" in p.stdout + p.stderr
 
     # The README's recipe: --unlock, then the same command.
@@ -97,9 +113,21 @@ def test_workflow_profile_sets_only_rerun_incomplete():
 
 def test_slurm_profile_with_workflow_profile_still_parses(tmp_path):
     """`--profile profiles/slurm` plus the workflow profile: a dry run plans as before."""
-    p = subprocess.run(snakemake_cmd(tmp_path, "--profile", str(REPO / "profiles" / "slurm"), "-n",
-                                     "results/chinchilla/points.csv", configs=BASE_CONFIGS),
-                       capture_output=True, text=True, env=env(), timeout=120, cwd=REPO)
+    p = subprocess.run(
+        snakemake_cmd(
+            tmp_path,
+            "--profile",
+            str(REPO / "profiles" / "slurm"),
+            "-n",
+            "results/chinchilla/points.csv",
+            configs=BASE_CONFIGS,
+        ),
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=120,
+        cwd=REPO,
+    )
     text = p.stdout + p.stderr
     assert "workflow specific profile" in text, text[-2000:]
     assert p.returncode == 0 or "slurm" in text.lower(), text[-3000:]

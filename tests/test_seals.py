@@ -71,7 +71,9 @@ def depth_toy_clean(tmp_path_factory):
 
 
 @pytest.mark.parametrize("how", ["truncate", "empty", "garbage"])
-def test_damaged_depth_toy_checkpoint_is_moved_aside_and_rerun(tmp_path, monkeypatch, caplog, how, depth_toy_clean):
+def test_damaged_depth_toy_checkpoint_is_moved_aside_and_rerun(
+    tmp_path, monkeypatch, caplog, how, depth_toy_clean
+):
     import depthwidth.depth_toy.train as tr
 
     params, speed, students, angles = _depth_toy_job(tmp_path)
@@ -131,8 +133,15 @@ def test_depth_toy_consumers_check_what_they_read(tmp_path, depth_toy_clean):
     tables = {k: str(tmp_path / v) for k, v in pipeline.TABLES.items()}
 
     def make_tables():
-        depth_toy_tables(students, [angles], tables["runs"], tables["exponents"], tables["angles"],
-                         tables["trajectory"], tables["teacher_angles"])
+        depth_toy_tables(
+            students,
+            [angles],
+            tables["runs"],
+            tables["exponents"],
+            tables["angles"],
+            tables["trajectory"],
+            tables["teacher_angles"],
+        )
 
     make_tables()
     assert len(integrity.read_table(tables["runs"], "depth_toy_tables")) == len(students)
@@ -147,8 +156,12 @@ def test_depth_toy_consumers_check_what_they_read(tmp_path, depth_toy_clean):
         make_tables()
 
     cfg = validate_config(merged_config())["depth_toy"]
-    section_args = (str(tmp_path / "section.html"), str(tmp_path / "headline.json"), str(tmp_path / "figures"),
-                    *pipeline.section_params(cfg).values())
+    section_args = (
+        str(tmp_path / "section.html"),
+        str(tmp_path / "headline.json"),
+        str(tmp_path / "figures"),
+        *pipeline.section_params(cfg).values(),
+    )
     _damage(Path(tables["runs"]), "drop_rows")
     with pytest.raises(IntegrityError, match=r"runs\.csv: it has \d+ bytes.*forcerun depth_toy_tables"):
         depth_toy_section(tables, *section_args)
@@ -227,15 +240,26 @@ def test_loss_checkpoint_of_other_texts_is_not_resumed(tmp_path, caplog):
     _killed_loss_run(model, ckpt, {"texts": texts_sha256(TEXTS)}, after=4)
     changed = [*TEXTS[:1], "3333", *TEXTS[2:]]
     with caplog.at_level(logging.INFO, logger="depthwidth"):
-        got = corpus_loss(model, _Tok(), changed, max_tokens=8, checkpoint=str(ckpt), every=1,
-                          fp={"texts": texts_sha256(changed)})
+        got = corpus_loss(
+            model,
+            _Tok(),
+            changed,
+            max_tokens=8,
+            checkpoint=str(ckpt),
+            every=1,
+            fp={"texts": texts_sha256(changed)},
+        )
     assert "fingerprint differs" in caplog.text
-    assert _loss_nats(got) == pytest.approx(_loss_nats(corpus_loss(model, _Tok(), changed, max_tokens=8)), rel=1e-6)
+    assert _loss_nats(got) == pytest.approx(
+        _loss_nats(corpus_loss(model, _Tok(), changed, max_tokens=8)), rel=1e-6
+    )
     # the same texts: resumed, only the rest scored
     _killed_loss_run(model, ckpt, {"texts": texts_sha256(TEXTS)}, after=4)
     calls = []
     handle = model.register_forward_hook(lambda *a: calls.append(1))
-    corpus_loss(model, _Tok(), TEXTS, max_tokens=8, checkpoint=str(ckpt), every=1, fp={"texts": texts_sha256(TEXTS)})
+    corpus_loss(
+        model, _Tok(), TEXTS, max_tokens=8, checkpoint=str(ckpt), every=1, fp={"texts": texts_sha256(TEXTS)}
+    )
     handle.remove()
     assert len(calls) == len(TEXTS) - 4
 
@@ -247,9 +271,21 @@ def _lm_head_files(tmp_path: Path) -> dict:
     out = {"geometry": [], "loss": []}
     for k, m in enumerate([64, 128]):
         g, lo = tmp_path / f"geometry/toy-{m}.json", tmp_path / f"loss/c/toy-{m}.json"
-        integrity.write_json(g, {"model": f"toy-{m}", "family": "toy", "width": m, "m_times_mean_sq_overlap": 1.0})
-        integrity.write_json(lo, {**{c: k for c in LOSS_COLUMNS}, "model": f"toy-{m}", "family": "toy",
-                                  "width": m, "corpus": "c", "loss_nats": 3.0 - k, "seconds": 1.0})
+        integrity.write_json(
+            g, {"model": f"toy-{m}", "family": "toy", "width": m, "m_times_mean_sq_overlap": 1.0}
+        )
+        integrity.write_json(
+            lo,
+            {
+                **{c: k for c in LOSS_COLUMNS},
+                "model": f"toy-{m}",
+                "family": "toy",
+                "width": m,
+                "corpus": "c",
+                "loss_nats": 3.0 - k,
+                "seconds": 1.0,
+            },
+        )
         out["geometry"].append(str(g))
         out["loss"].append(str(lo))
     return out
@@ -260,8 +296,14 @@ def test_lm_head_consumers_check_what_they_read(tmp_path):
     from depthwidth.lm_head.width_fit import lm_head_width_fit
 
     files = _lm_head_files(tmp_path)
-    out = {k: str(tmp_path / f) for k, f in (("geometry_csv", "geometry.csv"), ("loss_csv", "loss.csv"),
-                                             ("fit_json", "width_fit.json"))}
+    out = {
+        k: str(tmp_path / f)
+        for k, f in (
+            ("geometry_csv", "geometry.csv"),
+            ("loss_csv", "loss.csv"),
+            ("fit_json", "width_fit.json"),
+        )
+    }
     lm_head_width_fit(files["geometry"], files["loss"], min_widths=3, **out)
     assert integrity.read_json(out["fit_json"], "lm_head_width_fit")["status"] == "skipped"
     # a per-job summary that lost its end
@@ -269,9 +311,15 @@ def test_lm_head_consumers_check_what_they_read(tmp_path):
     with pytest.raises(IntegrityError, match=r"toy-128\.json.*forcerun lm_head_loss"):
         lm_head_width_fit(files["geometry"], files["loss"], min_widths=3, **out)
     # a finished table that lost rows, and a damaged fit
-    section = dict(norms_paths=[], token_fit_csv="unused.csv", token_counts_paths=[], dead_norm_fraction=0.1,
-                   html_path=str(tmp_path / "s.html"), headline_path=str(tmp_path / "h.json"),
-                   figures_dir=str(tmp_path / "figures"))
+    section = dict(
+        norms_paths=[],
+        token_fit_csv="unused.csv",
+        token_counts_paths=[],
+        dead_norm_fraction=0.1,
+        html_path=str(tmp_path / "s.html"),
+        headline_path=str(tmp_path / "h.json"),
+        figures_dir=str(tmp_path / "figures"),
+    )
     _damage(Path(out["loss_csv"]), "drop_rows")
     with pytest.raises(IntegrityError, match=r"loss\.csv.*forcerun lm_head_width_fit"):
         lm_head_section(out["geometry_csv"], out["loss_csv"], out["fit_json"], **section)
@@ -292,11 +340,21 @@ def test_report_checks_headline_and_figures(tmp_path, monkeypatch):
     figs = Figures("results/lm_head/figures")
     fig, ax = plt.subplots(figsize=(2, 2))
     body = figs.html(fig, "line", "Line. A caption.")
-    write_section("results/lm_head/section.html", "results/lm_head/headline.json", "lm_head", "t", body,
-                  [headline_row("q", "1", 1.0, 0.1, True, "s")])
+    write_section(
+        "results/lm_head/section.html",
+        "results/lm_head/headline.json",
+        "lm_head",
+        "t",
+        body,
+        [headline_row("q", "1", 1.0, 0.1, True, "s")],
+    )
     integrity.write_json("results/lm_head/width_fit.json", {"status": "skipped"})
-    inputs = {"lm_head_html": "results/lm_head/section.html", "lm_head_headline": "results/lm_head/headline.json",
-              "lm_head_figures": "results/lm_head/figures", "synthesis_width": "results/lm_head/width_fit.json"}
+    inputs = {
+        "lm_head_html": "results/lm_head/section.html",
+        "lm_head_headline": "results/lm_head/headline.json",
+        "lm_head_figures": "results/lm_head/figures",
+        "synthesis_width": "results/lm_head/width_fit.json",
+    }
     cfg = {"stages": stages}
 
     def run():
@@ -304,8 +362,11 @@ def test_report_checks_headline_and_figures(tmp_path, monkeypatch):
 
     run()
     assert Path("results/report.html").exists()
-    for path, how in (("results/lm_head/headline.json", "truncate"), ("results/lm_head/figures/line.png", "truncate"),
-                      ("results/lm_head/section.html", "empty")):
+    for path, how in (
+        ("results/lm_head/headline.json", "truncate"),
+        ("results/lm_head/figures/line.png", "truncate"),
+        ("results/lm_head/section.html", "empty"),
+    ):
         good = Path(path).read_bytes()
         _damage(Path(path), how)
         with pytest.raises(IntegrityError, match=rf"{Path(path).name}.*forcerun lm_head_section"):
@@ -323,13 +384,19 @@ def test_uncaught_error_goes_to_the_rule_log_with_its_traceback(tmp_path):
     import sys
 
     log = tmp_path / "logs/rule.log"
-    code = ("from depthwidth.logs import setup_logging\n"
-            "from depthwidth.integrity import read_table\n"
-            f"setup_logging({str(log)!r})\n"
-            f"read_table({str(tmp_path / 'runs.csv')!r}, 'depth_toy_tables')\n")
+    code = (
+        "from depthwidth.logs import setup_logging\n"
+        "from depthwidth.integrity import read_table\n"
+        f"setup_logging({str(log)!r})\n"
+        f"read_table({str(tmp_path / 'runs.csv')!r}, 'depth_toy_tables')\n"
+    )
     (tmp_path / "runs.csv").write_text("x\n1\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(integrity.__file__).parents[1])})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(integrity.__file__).parents[1])},
+    )
     assert proc.returncode == 1
     text = log.read_text()
     assert "Traceback (most recent call last)" in text and "IntegrityError" in text

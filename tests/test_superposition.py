@@ -47,10 +47,14 @@ def test_probabilities_match_paper_formulas():
     lin = feature_probabilities("linear", 10)
     assert (lin[0] / lin[9]).item() == pytest.approx(10.0)  # (n - i + 1)/n
     s = feature_probabilities("power-a1-s1", 100)  # activation density s = 1: p_1 becomes 1
-    assert s[0].item() == pytest.approx(1.0) and s.sum().item() == pytest.approx(float(s[0] / p[0] * 0) + s.sum().item())
+    assert s[0].item() == pytest.approx(1.0) and s.sum().item() == pytest.approx(
+        float(s[0] / p[0] * 0) + s.sum().item()
+    )
     half = feature_probabilities("power-a1-s0.5", 100)
     base = feature_probabilities("power-a1", 100)
-    assert (half / base).std().item() < 1e-12 and (half[0] / base[0]).item() == pytest.approx(1 + 0.5 * (1 / base[0].item() - 1))
+    assert (half / base).std().item() < 1e-12 and (half[0] / base[0]).item() == pytest.approx(
+        1 + 0.5 * (1 / base[0].item() - 1)
+    )
     with pytest.raises(ValueError, match="power-a<alpha>"):
         parse_distribution("zipf1.5")
 
@@ -136,7 +140,9 @@ def test_same_seed_same_numbers_and_batching_independent():
     a = train_cells("power-a1.5", [-1.0, 1.0], [5, 7], S)
     b = train_cells("power-a1.5", [1.0], [7], S)  # the same cell alone in its job
     assert np.array_equal(a[1].W, b[0].W) and np.array_equal(a[1].losses, b[0].losses)
-    c = train_cells("power-a1.5", [1.0], [7], TrainSettings(n=80, batch=128, steps=50, warmup_steps=5, seed=5))
+    c = train_cells(
+        "power-a1.5", [1.0], [7], TrainSettings(n=80, batch=128, steps=50, warmup_steps=5, seed=5)
+    )
     assert not np.allclose(c[0].losses, b[0].losses)
 
 
@@ -163,18 +169,35 @@ def test_checkpoint_resume_gives_identical_result(tmp_path, monkeypatch):
 
 
 def test_divergence_names_the_cell_and_writes_nothing(tmp_path):
-    params = {"batch_size": 64, "steps": 50, "warmup_steps": 1, "lr": 1e9, "min_lr_ratio": 0.05,
-              "lr_width_exponent": 0.0, "lr_width_reference": 8, "lr_bias_over_m": None, "loss_scale": 1.0,
-              "path": "auto"}
+    params = {
+        "batch_size": 64,
+        "steps": 50,
+        "warmup_steps": 1,
+        "lr": 1e9,
+        "min_lr_ratio": 0.05,
+        "lr_width_exponent": 0.0,
+        "lr_width_reference": 8,
+        "lr_bias_over_m": None,
+        "loss_scale": 1.0,
+        "path": "auto",
+    }
     model = tmp_path / "cell" / "model.safetensors"
     with pytest.raises(TrainingDiverged, match=r"gamma=-1.*power-a1\.5.*m=4.*at step \d+"):
-        superposition_train("power-a1.5", 40, -1.0, 4, 0, params, str(model), str(tmp_path / "cell" / "train.json"))
+        superposition_train(
+            "power-a1.5", 40, -1.0, 4, 0, params, str(model), str(tmp_path / "cell" / "train.json")
+        )
     assert not model.exists() and not (tmp_path / "cell" / "train.json").exists()
 
 
 def test_grid_checks_name_the_key():
-    cfg = {"n_features": 50, "widths": [10, 50], "weight_decays": [-1], "alphas": [1.5], "distributions": [],
-           "seeds": [0]}
+    cfg = {
+        "n_features": 50,
+        "widths": [10, 50],
+        "weight_decays": [-1],
+        "alphas": [1.5],
+        "distributions": [],
+        "seeds": [0],
+    }
     with pytest.raises(ValueError, match=r"superposition.widths \[50\].*n_features=50"):
         cells(cfg)
     cfg["widths"] = [10]
@@ -287,10 +310,24 @@ def test_exponents_table_per_law_min_width_and_summed_loss():
     from depthwidth.superposition.tables import exponents_table
 
     ms = np.array([8, 16, 32, 64, 128])
-    rows = [{"distribution": d, "gamma": -1.0, "n": 100, "m": m, "final_loss": float(m) ** -1.0 * (2.0 if m < 32 else 1.0),
-             "represented_fraction": 1.0} for d in ("power-a1.2", "exponential-k400") for m in ms]
-    an = {"fit_min_width": None, "fit_max_width": None, "fit_min_width_by_law": {"power": 32, "exponential": 8},
-          "loss_summed_over_features": True}
+    rows = [
+        {
+            "distribution": d,
+            "gamma": -1.0,
+            "n": 100,
+            "m": m,
+            "final_loss": float(m) ** -1.0 * (2.0 if m < 32 else 1.0),
+            "represented_fraction": 1.0,
+        }
+        for d in ("power-a1.2", "exponential-k400")
+        for m in ms
+    ]
+    an = {
+        "fit_min_width": None,
+        "fit_max_width": None,
+        "fit_min_width_by_law": {"power": 32, "exponential": 8},
+        "loss_summed_over_features": True,
+    }
     ex = exponents_table(pd.DataFrame(rows), an).set_index("distribution")
     assert ex.loc["power-a1.2", "m_min"] == 32 and ex.loc["power-a1.2", "exponent"] == pytest.approx(1.0)
     assert ex.loc["exponential-k400", "m_min"] == 8 and ex.loc["exponential-k400", "exponent"] > 1.1

@@ -15,9 +15,9 @@ from conftest import SHARED_DATA, run_snakemake
 from depthwidth.chinchilla import identify, sweeps
 
 OPENLM = SHARED_DATA / "openlm_scaling"
-needs_openlm = pytest.mark.skipif(not (OPENLM / "exp_data" / "grid.json").is_file(),
-                                  reason=f"no OpenLM data in the mirror at {OPENLM}")
-
+needs_openlm = pytest.mark.skipif(
+    not (OPENLM / "exp_data" / "grid.json").is_file(), reason=f"no OpenLM data in the mirror at {OPENLM}"
+)
 
 
 TRUE = {"alpha_m": 0.9, "alpha_l": 1.2, "alpha_D": 0.3}
@@ -28,12 +28,24 @@ def synthetic(seed: int = 0, noise: float = 0.005) -> pd.DataFrame:
     in a user's own column names."""
     rng = np.random.default_rng(seed)
     rows = []
-    for w, layers, t in itertools.product([128, 256, 512, 1024, 2048], [2, 4, 8, 16, 32],
-                                          [1e8, 3e8, 1e9, 3e9, 1e10]):
-        loss = (0.8 * (w / 512) ** -TRUE["alpha_m"] + 0.5 * (layers / 8) ** -TRUE["alpha_l"]
-                + 0.6 * (t / 1e9) ** -TRUE["alpha_D"] + 1.7)
-        rows.append({"hidden": w, "blocks": layers, "train_tokens": t, "val_loss": loss * np.exp(rng.normal(0, noise)),
-                     "note": "synthetic"})
+    for w, layers, t in itertools.product(
+        [128, 256, 512, 1024, 2048], [2, 4, 8, 16, 32], [1e8, 3e8, 1e9, 3e9, 1e10]
+    ):
+        loss = (
+            0.8 * (w / 512) ** -TRUE["alpha_m"]
+            + 0.5 * (layers / 8) ** -TRUE["alpha_l"]
+            + 0.6 * (t / 1e9) ** -TRUE["alpha_D"]
+            + 1.7
+        )
+        rows.append(
+            {
+                "hidden": w,
+                "blocks": layers,
+                "train_tokens": t,
+                "val_loss": loss * np.exp(rng.normal(0, noise)),
+                "note": "synthetic",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -70,7 +82,13 @@ def test_profile_interval_covers_truth_and_flags_flat_direction():
     # a flat profile (every SSR equal) has no closed end
     flat = pd.DataFrame({"value": [0.5, 1.0, 2.0], "ssr": [1.0, 1.0, 1.0]})
     assert identify.profile_interval(flat, 1.0, 50, 7, 1.0) == {
-        "level": 1.0, "lo": None, "hi": None, "closed_lo": False, "closed_hi": False, "grid": [0.5, 2.0]}
+        "level": 1.0,
+        "lo": None,
+        "hi": None,
+        "closed_lo": False,
+        "closed_hi": False,
+        "grid": [0.5, 2.0],
+    }
 
 
 def test_correlations_and_group_offsets():
@@ -94,15 +112,18 @@ def test_tied_tokens_flagged():
     assert t["tied"] and t["corr_logD_logN"] > 0.99 and t["tokens_per_shape_max"] == 1
 
 
-@pytest.mark.parametrize("case, words", [
-    ("missing", ["'mine'", "depth", "columns:"]),
-    ("nan_loss", ["'mine'", "'loss'", "NaN", "rows 3"]),
-    ("negative", ["'mine'", "'tokens'", "positive", "rows 5"]),
-    ("zero_width", ["'mine'", "'width'", "positive"]),
-    ("few_depths", ["'mine'", "'depth'", "2 distinct", "alpha_l"]),
-    ("few_widths", ["'mine'", "'width'", "1 distinct", "alpha_m"]),
-    ("bad_mapping", ["'mine'", "not in the file", "nope"]),
-])
+@pytest.mark.parametrize(
+    "case, words",
+    [
+        ("missing", ["'mine'", "depth", "columns:"]),
+        ("nan_loss", ["'mine'", "'loss'", "NaN", "rows 3"]),
+        ("negative", ["'mine'", "'tokens'", "positive", "rows 5"]),
+        ("zero_width", ["'mine'", "'width'", "positive"]),
+        ("few_depths", ["'mine'", "'depth'", "2 distinct", "alpha_l"]),
+        ("few_widths", ["'mine'", "'width'", "1 distinct", "alpha_m"]),
+        ("bad_mapping", ["'mine'", "not in the file", "nope"]),
+    ],
+)
 def test_bad_sweeps_are_refused_with_a_clear_error(tmp_path, case, words):
     df = synthetic()
     columns = dict(MAPPING)
@@ -143,19 +164,38 @@ def test_check_sweep_parquet_and_fewer_exponents(tmp_path):
 
 
 def test_chinchilla_points_map_unchanged(tmp_path):
-    pts = pd.DataFrame({"params": [1e8, 2e8, 4e8, 8e8], "flops": [1e18] * 4, "tokens": [1e9, 2e9, 3e9, 4e9],
-                        "loss": [3.0, 2.9, 2.8, 2.7], "d_model": [512, 640, 768, 1024], "n_layers": [8, 10, 12, 16],
-                        "arch_params": [1e8] * 4, "params_rel_mismatch": [0.0] * 4})
+    pts = pd.DataFrame(
+        {
+            "params": [1e8, 2e8, 4e8, 8e8],
+            "flops": [1e18] * 4,
+            "tokens": [1e9, 2e9, 3e9, 4e9],
+            "loss": [3.0, 2.9, 2.8, 2.7],
+            "d_model": [512, 640, 768, 1024],
+            "n_layers": [8, 10, 12, 16],
+            "arch_params": [1e8] * 4,
+            "params_rel_mismatch": [0.0] * 4,
+        }
+    )
     pts.to_csv(tmp_path / "points.csv", index=False)
-    df = sweeps.load_sweep({"name": "chinchilla", "loader": "chinchilla", "path": str(tmp_path / "points.csv")})
-    assert df["width"].tolist() == pts["d_model"].tolist() and df["depth"].tolist() == pts["n_layers"].tolist()
+    df = sweeps.load_sweep(
+        {"name": "chinchilla", "loader": "chinchilla", "path": str(tmp_path / "points.csv")}
+    )
+    assert (
+        df["width"].tolist() == pts["d_model"].tolist() and df["depth"].tolist() == pts["n_layers"].tolist()
+    )
     assert (df["group"] == "chinchilla").all() and {"flops", "arch_params"} <= set(df.columns)
 
 
 def test_grid_key_parsing():
     k = sweeps.parse_grid_key("d=1024_l=12_h=16-64-0.003-0.033-64-5149020160-100-3e-05")
     assert (k["width"], k["depth"], k["n_heads"], k["tokens"], k["warmup"], k["cooldown"]) == (
-        1024, 12, 16, 5149020160, 100, 3e-05)
+        1024,
+        12,
+        16,
+        5149020160,
+        100,
+        3e-05,
+    )
     with pytest.raises(sweeps.SweepError):
         sweeps.parse_grid_key("d=1024_l=12-64-0.003")
 
@@ -168,7 +208,9 @@ def test_openlm_grid_counts():
     assert sorted(runs["depth"].unique()) == [4, 8, 12, 16, 24]
     best = sweeps.load_openlm_grid(OPENLM)
     assert len(best) == 50 and best["n_runs"].sum() == 435  # every (d_model, n_layers) pair: crossed
-    assert (best.groupby(["width", "depth"])["loss"].min() == runs.groupby(["width", "depth"])["loss"].min()).all()
+    assert (
+        best.groupby(["width", "depth"])["loss"].min() == runs.groupby(["width", "depth"])["loss"].min()
+    ).all()
     assert identify.tokens_vs_size(best)["tied"]  # tokens grow with model size: one budget per shape
 
 
@@ -199,7 +241,9 @@ def test_openlm_files_are_pinned():
     files = sweeps.openlm_files(load_manifest())
     assert len(files) == 110 and "openlm_scaling/exp_data/grid.json" in files
     if (OPENLM / "SHA256SUMS").is_file():
-        sums = dict(reversed(line.split()) for line in (OPENLM / "SHA256SUMS").read_text().splitlines() if line)
+        sums = dict(
+            reversed(line.split()) for line in (OPENLM / "SHA256SUMS").read_text().splitlines() if line
+        )
         m = load_manifest()
         assert {f"openlm_scaling/{p[2:]}": s for p, s in sums.items()} == {f: m[f]["sha256"] for f in files}
         assert all(m[f]["urls"][0].endswith(f.split("/", 1)[1]) for f in files)
@@ -220,7 +264,6 @@ def test_openlm_fetched_through_the_mirror(tmp_path):
     assert len(runs) == 24 and skipped == []
 
 
-
 def test_fixed_parameters_have_no_stderr():
     df = good_sweep()
     res, d = identify.fit_result(df, {"alpha_l": 1.2, "c_D": 0.6}, n_starts=1)
@@ -231,7 +274,9 @@ def test_fixed_parameters_have_no_stderr():
 def test_identify_summary_small():
     df = good_sweep()
     out = identify.identify(df, n_starts=2, n_bootstrap=3, profile_grids={"alpha_D": [0.1, 0.6]})
-    assert out["n"] == 125 and out["p"] == 7 and out["at_bound"] == [] and out["identified"] == {"alpha_D": True}
+    assert (
+        out["n"] == 125 and out["p"] == 7 and out["at_bound"] == [] and out["identified"] == {"alpha_D": True}
+    )
     iv = out["profiles"]["alpha_D"]["intervals"]["95%"]
     assert iv["lo"] < 0.3 < iv["hi"] and out["bootstrap"]["resamples"] == 3
     assert set(out["corr_bootstrap"]) == set(out["corr_covariance"])
@@ -239,8 +284,14 @@ def test_identify_summary_small():
 
 def test_profile_keeps_other_fixed_parameters():
     df = good_sweep()
-    prof = identify.profile(df, "alpha_l", [1.0, 1.2], fixed={"alpha_D": 0.5}, n_starts=0,
-                            best={**{k: 1.0 for k in identify.PARAMS}, "alpha_D": 0.5, "L0": 1.0})
+    prof = identify.profile(
+        df,
+        "alpha_l",
+        [1.0, 1.2],
+        fixed={"alpha_D": 0.5},
+        n_starts=0,
+        best={**{k: 1.0 for k in identify.PARAMS}, "alpha_D": 0.5, "L0": 1.0},
+    )
     assert (prof["alpha_D"] == 0.5).all() and prof["value"].tolist() == [1.0, 1.2]
 
 
@@ -255,10 +306,19 @@ def test_user_sweep_fitted_by_adding_a_sweeps_entry(tmp_path):
     """A user's CSV, added as a ``chinchilla.sweeps`` entry, runs through chinchilla_sweep_points and
     chinchilla_sweep_identify; the known exponents come back within their errors."""
     synthetic().to_csv(tmp_path / "my_runs.csv", index=False)
-    entry = {"name": "mine", "path": "my_runs.csv", "columns": MAPPING, "bootstrap": 0, "n_starts": 3,
-             "profile_points": 6}
-    run_snakemake(tmp_path, "results/chinchilla/sweeps/mine/identify.json",
-                  configfiles=_user_sweep_config(tmp_path, entry))
+    entry = {
+        "name": "mine",
+        "path": "my_runs.csv",
+        "columns": MAPPING,
+        "bootstrap": 0,
+        "n_starts": 3,
+        "profile_points": 6,
+    }
+    run_snakemake(
+        tmp_path,
+        "results/chinchilla/sweeps/mine/identify.json",
+        configfiles=_user_sweep_config(tmp_path, entry),
+    )
     runs = pd.read_csv(tmp_path / "results/chinchilla/sweeps/mine/runs.csv")
     assert len(runs) == 125 and list(runs.columns[:5]) == ["width", "depth", "tokens", "loss", "group"]
     out = json.loads((tmp_path / "results/chinchilla/sweeps/mine/identify.json").read_text())
@@ -276,11 +336,21 @@ def test_user_sweep_fitted_by_adding_a_sweeps_entry(tmp_path):
 
 def test_bad_user_sweep_fails_before_fitting(tmp_path):
     synthetic().drop(columns=["blocks"]).to_csv(tmp_path / "my_runs.csv", index=False)
-    entry = {"name": "mine", "path": "my_runs.csv", "columns": {k: v for k, v in MAPPING.items() if k != "depth"}}
-    p = run_snakemake(tmp_path, "results/chinchilla/sweeps/mine/identify.json",
-                      configfiles=_user_sweep_config(tmp_path, entry), check=False)
+    entry = {
+        "name": "mine",
+        "path": "my_runs.csv",
+        "columns": {k: v for k, v in MAPPING.items() if k != "depth"},
+    }
+    p = run_snakemake(
+        tmp_path,
+        "results/chinchilla/sweeps/mine/identify.json",
+        configfiles=_user_sweep_config(tmp_path, entry),
+        check=False,
+    )
     err = p.stdout + p.stderr
-    assert p.returncode != 0 and "SweepError" in err and "sweep 'mine'" in err and "['depth']" in err, err[-3000:]
+    assert p.returncode != 0 and "SweepError" in err and "sweep 'mine'" in err and "['depth']" in err, err[
+        -3000:
+    ]
     assert not (tmp_path / "results/chinchilla/sweeps/mine/runs.csv").exists()
     assert not (tmp_path / "logs/chinchilla/sweeps/mine/identify.log").exists()  # never got to the fit
 
@@ -289,9 +359,20 @@ def test_section_verdict_on_alpha_l():
     from depthwidth.chinchilla.section import verdict
 
     def summary(lo, hi, at_bound=()):
-        iv = {"lo": lo, "hi": hi, "closed_lo": lo is not None, "closed_hi": hi is not None, "grid": [0.05, 4.0]}
-        return {"sweep": "s", "fixed": {}, "at_bound": list(at_bound), "params": {"alpha_l": {"value": 1.1}},
-                "profiles": {"alpha_l": {"intervals": {"95%": iv, "68%": iv}}}}
+        iv = {
+            "lo": lo,
+            "hi": hi,
+            "closed_lo": lo is not None,
+            "closed_hi": hi is not None,
+            "grid": [0.05, 4.0],
+        }
+        return {
+            "sweep": "s",
+            "fixed": {},
+            "at_bound": list(at_bound),
+            "params": {"alpha_l": {"value": 1.1}},
+            "profiles": {"alpha_l": {"intervals": {"95%": iv, "68%": iv}}},
+        }
 
     assert verdict(summary(0.8, 1.4))[0] == "supports"
     assert verdict(summary(1.3, 2.0))[0] == "contradicts"
@@ -303,12 +384,15 @@ def test_section_compares_sweeps(tmp_path):
     from depthwidth.chinchilla.section import sweeps_html
     from depthwidth.report.html import Figures
 
-    out = identify.identify(good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]},
-                            heldout_splits=2)
+    out = identify.identify(
+        good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]}, heldout_splits=2
+    )
     body, table = sweeps_html(Figures(tmp_path), [{"sweep": "mine", "n_exponents": 3, **out}])
     assert table["sweep"].tolist() == ["mine"] and table["α_m 68 %"].iloc[0] == "–"
     assert table["optimal shape m* ∝ N^a, ℓ* ∝ N^b"].iloc[0] == "not identified"
-    assert table["held-out RMSE log L (train)"].iloc[0].startswith("0.00") and "Held-out check per sweep" in body
+    assert (
+        table["held-out RMSE log L (train)"].iloc[0].startswith("0.00") and "Held-out check per sweep" in body
+    )
     assert (tmp_path / "depth_part_mine.png").is_file() and "Partial dependence on depth, sweep mine" in body
     # the true α_ℓ = 1.2 with 0.5 % noise: the 95 % interval is narrow and excludes 1
     assert "mine contradicts α_ℓ ≈ 1" in body, body
@@ -334,8 +418,9 @@ def test_heldout_noiseless_sweep_is_zero_and_noisy_matches_noise():
     out = identify.identify(df, n_starts=2, n_bootstrap=0, profile_grids={}, heldout_splits=3)
     h = out["heldout"]
     assert h["n_splits"] == 3 and h["rmse_log_test_mean"] < 1e-5 and h["rmse_log_train_mean"] < 1e-5, h
-    noisy = identify.identify(good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={}, heldout_splits=2,
-                              group_offsets=True)["heldout"]
+    noisy = identify.identify(
+        good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={}, heldout_splits=2, group_offsets=True
+    )["heldout"]
     assert 0.003 < noisy["rmse_log_test_mean"] < 0.008, noisy  # the 0.5 % noise, not more
 
 
@@ -343,19 +428,37 @@ def test_sweep_shape_and_headline_rows():
     from depthwidth.chinchilla.section import sweep_headline_rows, sweep_shape
 
     def summary(name, lo, hi, identified):
-        iv = {"lo": lo, "hi": hi, "closed_lo": lo is not None, "closed_hi": hi is not None, "grid": [0.05, 4.0]}
-        return {"sweep": name, "n": 50, "fixed": {}, "at_bound": [], "identified": identified,
-                "params": {"alpha_l": {"value": 1.1, "stderr": 0.1}, "alpha_m": {"value": 0.9, "stderr": 0.1}},
-                "profiles": {a: {"intervals": {"95%": iv, "68%": iv}} for a in identified}}
+        iv = {
+            "lo": lo,
+            "hi": hi,
+            "closed_lo": lo is not None,
+            "closed_hi": hi is not None,
+            "grid": [0.05, 4.0],
+        }
+        return {
+            "sweep": name,
+            "n": 50,
+            "fixed": {},
+            "at_bound": [],
+            "identified": identified,
+            "params": {"alpha_l": {"value": 1.1, "stderr": 0.1}, "alpha_m": {"value": 0.9, "stderr": 0.1}},
+            "profiles": {a: {"intervals": {"95%": iv, "68%": iv}} for a in identified},
+        }
 
     both = summary("a", 0.8, 1.4, {"alpha_l": True, "alpha_m": True})
     sh, text = sweep_shape(both)
     assert sh["width_exponent"] == pytest.approx(1.1 / 3.1) and "m* ∝ N^0.355" in text
     only_l = summary("b", 0.3, None, {"alpha_l": False})
-    assert sweep_shape(only_l) == (None, "b: loss-optimal shape not identified (alpha_m not profiled, "
-                                         "alpha_l 95 % profile interval open).")
-    assert "alpha_m at its bound" in sweep_shape({**both, "at_bound": ["alpha_m"],
-                                                  "identified": {"alpha_l": True, "alpha_m": False}})[1]
+    assert sweep_shape(only_l) == (
+        None,
+        "b: loss-optimal shape not identified (alpha_m not profiled, alpha_l 95 % profile interval open).",
+    )
+    assert (
+        "alpha_m at its bound"
+        in sweep_shape({**both, "at_bound": ["alpha_m"], "identified": {"alpha_l": True, "alpha_m": False}})[
+            1
+        ]
+    )
     rows = sweep_headline_rows([summary("chinchilla", 0.8, 1.4, {"alpha_l": True}), both, only_l])
     assert [r["quantity"] for r in rows] == ["α_ℓ (sweep a)", "α_ℓ (sweep b)"]
     assert rows[0]["agree"] is True and "0.8 – 1.4" in rows[0]["note"]

@@ -25,7 +25,9 @@ def test_chinchilla_end_to_end_and_partial_rerun(tmp_path_factory, tmp_path):
     # the dropped-points scan (config/test.yaml: k = 1, 40, 100) and the section's figure files
     scan = pd.read_csv(wd / "results/chinchilla/drop_scan.csv")
     assert scan["n_points"].tolist() == [244, 203, 144]
-    assert scan.loc[1, "alpha_l"] == pytest.approx(a_l["value"], rel=1e-9)  # k = 40 is the main fit's cut, fitted from the same starts
+    assert scan.loc[1, "alpha_l"] == pytest.approx(
+        a_l["value"], rel=1e-9
+    )  # k = 40 is the main fit's cut, fitted from the same starts
     figures = wd / "results/chinchilla/figures"
     assert {"points.png", "drop_scan.png", "drop_scan.txt"} <= {p.name for p in figures.iterdir()}
     page = (wd / "results/report.html").read_text()

@@ -18,11 +18,21 @@ def test_depth_toy_end_to_end(tmp_path):
     runs = pd.read_csv(res / "runs.csv")
     # mse: 2 kinds x 2 depths; learned_head: tied x 2 temperatures x 2 depths
     assert len(runs) == 8
-    assert list(runs.columns) == ["kind", "variant", "temperature", "replicate", "depth", "steps",
-                                  "final_train_loss", "test_loss"]
+    assert list(runs.columns) == [
+        "kind",
+        "variant",
+        "temperature",
+        "replicate",
+        "depth",
+        "steps",
+        "final_train_loss",
+        "test_loss",
+    ]
     assert (runs.steps == 20).all() and (runs.test_loss > 0).all()
     # a colder teacher is further from the students' (initially uniform) prediction at every depth
-    lh = runs[runs.variant == "learned_head"].pivot_table(index="depth", columns="temperature", values="test_loss")
+    lh = runs[runs.variant == "learned_head"].pivot_table(
+        index="depth", columns="temperature", values="test_loss"
+    )
     assert (lh[0.1] > lh[1.0]).all()
     ex = pd.read_csv(res / "exponents.csv")
     assert len(ex) == 4 and ex.alpha.notna().all()
@@ -37,11 +47,14 @@ def test_depth_toy_end_to_end(tmp_path):
     assert len(traj) == 2 * len(ex)  # two evaluations (step 10 and the last) per (kind, variant, T)
     last = traj[traj.step == 20].set_index(["kind", "variant", "temperature"]).alpha.sort_index()
     assert last.to_numpy() == pytest.approx(
-        ex.set_index(["kind", "variant", "temperature"]).alpha.sort_index().to_numpy(), rel=1e-9)
+        ex.set_index(["kind", "variant", "temperature"]).alpha.sort_index().to_numpy(), rel=1e-9
+    )
     # figures are files beside the section (the report rule embeds them), each with its caption
     assert (res / "section.html").read_text().count('<img src="results/depth_toy/figures/') >= 5
     assert len(list((res / "figures").glob("*.png"))) >= 5
-    assert {p.stem for p in (res / "figures").glob("*.txt")} == {p.stem for p in (res / "figures").glob("*.png")}
+    assert {p.stem for p in (res / "figures").glob("*.txt")} == {
+        p.stem for p in (res / "figures").glob("*.png")
+    }
     student = res / "runs/tied/learned_head/rep0/T0.1/depth4.json"
     rec = json.loads(student.read_text())
     assert rec["temperature"] == 0.1 and rec["depth"] == 4 and len(rec["test_curve"]) == 2
@@ -50,7 +63,9 @@ def test_depth_toy_end_to_end(tmp_path):
     # the checkpoint interval changes no result: editing it retrains nothing
     ck = tmp_path / "checkpoint.yaml"
     ck.write_text(yaml.safe_dump({"depth_toy": {"checkpoint_every": 7}}))
-    assert planned_jobs(run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(ck)))) == {}
+    assert (
+        planned_jobs(run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(ck)))) == {}
+    )
 
     # which jobs an edit reruns (new replicate, report note) is checked for every stage in test_partial_rerun.py
 
@@ -71,7 +86,9 @@ def test_depth_toy_end_to_end(tmp_path):
 
 def test_bad_depth_toy_config_fails_before_any_job(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump({"depth_toy": {"variants": {"shared_head": {"depths": [2, 4], "steps": 5}}}}))
+    bad.write_text(
+        yaml.safe_dump({"depth_toy": {"variants": {"shared_head": {"depths": [2, 4], "steps": 5}}}})
+    )
     proc = run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(bad)), check=False)
     assert proc.returncode != 0
     assert "depth_toy.variants.shared_head.temperatures" in proc.stdout + proc.stderr

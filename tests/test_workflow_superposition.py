@@ -15,8 +15,18 @@ def test_superposition_end_to_end_and_grid_growth(tmp_path):
     res = tmp_path / "results/superposition"
     cells = pd.read_csv(res / "cells.csv")
     assert len(cells) == 6  # 1 law x 2 gammas x 3 widths x 1 seed
-    assert {"gamma", "alpha", "distribution", "n", "m", "seed", "steps", "final_loss", "represented_fraction",
-            "mean_sq_overlap"} <= set(cells.columns)
+    assert {
+        "gamma",
+        "alpha",
+        "distribution",
+        "n",
+        "m",
+        "seed",
+        "steps",
+        "final_loss",
+        "represented_fraction",
+        "mean_sq_overlap",
+    } <= set(cells.columns)
     assert (cells.steps == 80).all() and cells.final_loss.between(1e-4, 1.0).all()
     # γ = -1 keeps more features than γ = +1 at every width
     rep = cells.pivot_table(index="m", columns="gamma", values="represented_fraction")
@@ -39,8 +49,11 @@ def test_superposition_end_to_end_and_grid_growth(tmp_path):
     jobs = planned_jobs(run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(grow))))
     assert jobs == {"superposition_train": 2, "superposition_tables": 1, "superposition_section": 1}
     thr = tmp_path / "thr.yaml"
-    thr.write_text(yaml.safe_dump({"superposition": {"analysis": {"final_window": 20, "norm_threshold": 0.3,
-                                                                  "etf_factor": 2.0}}}))
+    thr.write_text(
+        yaml.safe_dump(
+            {"superposition": {"analysis": {"final_window": 20, "norm_threshold": 0.3, "etf_factor": 2.0}}}
+        )
+    )
     jobs = planned_jobs(run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(thr))))
     assert jobs == {"superposition_tables": 1, "superposition_section": 1}
 

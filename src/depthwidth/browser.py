@@ -14,9 +14,18 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--hide-scrollbars", "--allow-file-access-from-files"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--allow-file-access-from-files",
+]
 
 # Goes first, so errors of the page's own scripts are caught too.
 ERRORS_JS = """<script>
@@ -65,8 +74,13 @@ def chromium_binary() -> str | None:
     return None
 
 
-def check_report(html_path: str | Path, screenshot: str | Path | None = None, width: int = 1200,
-                 height: int = 1000, timeout: float = 120) -> dict:
+def check_report(
+    html_path: str | Path,
+    screenshot: str | Path | None = None,
+    width: int = 1200,
+    height: int = 1000,
+    timeout: float = 120,
+) -> dict:
     """Load ``html_path`` in headless Chromium; return {errors, images, headline_rows, sections}."""
     chrome = chromium_binary()
     if chrome is None:
@@ -75,8 +89,14 @@ def check_report(html_path: str | Path, screenshot: str | Path | None = None, wi
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "page.html"
         page.write_text(ERRORS_JS + html.replace("</body>", CHECK_JS + "</body>"))
-        cmd = [chrome, *CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile", "--virtual-time-budget=10000",
-               "--dump-dom", page.as_uri()]
+        cmd = [
+            chrome,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp}/profile",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.as_uri(),
+        ]
         dom = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout).stdout
         m = re.search(r"CHECK(\{.*?\})END", dom, re.S)
         if not m:
@@ -84,9 +104,19 @@ def check_report(html_path: str | Path, screenshot: str | Path | None = None, wi
         result = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
         if screenshot is not None:
             Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run([chrome, *CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile2",
-                            f"--window-size={width},{height}", f"--screenshot={Path(screenshot).resolve()}",
-                            Path(html_path).resolve().as_uri()], capture_output=True, timeout=timeout, check=True)
+            subprocess.run(
+                [
+                    chrome,
+                    *CHROMIUM_FLAGS,
+                    f"--user-data-dir={tmp}/profile2",
+                    f"--window-size={width},{height}",
+                    f"--screenshot={Path(screenshot).resolve()}",
+                    Path(html_path).resolve().as_uri(),
+                ],
+                capture_output=True,
+                timeout=timeout,
+                check=True,
+            )
     return result
 
 
@@ -97,8 +127,13 @@ def report_screenshot(html_path: str | Path, png_path: str | Path) -> dict:
 
     r = check_report(html_path, screenshot=png_path)
     bad = [i["alt"] for i in r["images"] if not i["decoded"] or i["spread"] == 0]
-    log.info("report in Chromium: %d JS errors, %d images (%d broken or blank), %d headline rows",
-             len(r["errors"]), len(r["images"]), len(bad), r["headline_rows"])
+    log.info(
+        "report in Chromium: %d JS errors, %d images (%d broken or blank), %d headline rows",
+        len(r["errors"]),
+        len(r["images"]),
+        len(bad),
+        r["headline_rows"],
+    )
     if r["errors"] or bad:
         raise RuntimeError(f"report does not render cleanly: errors {r['errors']}, broken/blank images {bad}")
     return r

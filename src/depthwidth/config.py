@@ -50,8 +50,17 @@ def _allowed(err: jsonschema.ValidationError) -> str:
             close = difflib.get_close_matches(str(key), allowed, n=1)
             if close:
                 bits.append(f"did you mean '{close[0]}' for '{key}'?")
-    for k in ("type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems",
-              "maxItems", "pattern"):
+    for k in (
+        "type",
+        "enum",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+        "pattern",
+    ):
         if k in s:
             bits.append(f"{k}={s[k]}")
     if s.get("description"):
@@ -60,11 +69,17 @@ def _allowed(err: jsonschema.ValidationError) -> str:
     if isinstance(err.instance, float) and not math.isfinite(err.instance) and numeric:
         bits.insert(0, "a finite number (NaN and infinity are not allowed; YAML reads .nan and .inf as them)")
     elif err.validator == "type" and isinstance(err.instance, float) and "integer" in str(s.get("type")):
-        bits.insert(0, f"a whole number written without a decimal point (e.g. {int(err.instance)})"
-                    if err.instance.is_integer() and abs(err.instance) < 1e15 else "a whole number")
+        bits.insert(
+            0,
+            f"a whole number written without a decimal point (e.g. {int(err.instance)})"
+            if err.instance.is_integer() and abs(err.instance) < 1e15
+            else "a whole number",
+        )
     if err.validator == "maximum":
-        bits.append("the maximum guards against a value that would blow up a job; if you really need more, "
-                    "raise this key's `maximum` in its schemas/<stage>.schema.yaml")
+        bits.append(
+            "the maximum guards against a value that would blow up a job; if you really need more, "
+            "raise this key's `maximum` in its schemas/<stage>.schema.yaml"
+        )
     return "; ".join(bits)
 
 
@@ -112,9 +127,12 @@ def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
     if errors:
         lines = []
         for e in errors:
-            lines.append(f"  - config key '{_key_path(e)}': {e.message}. Allowed: {_allowed(e) or 'see schema'}")
+            lines.append(
+                f"  - config key '{_key_path(e)}': {e.message}. Allowed: {_allowed(e) or 'see schema'}"
+            )
         raise ConfigError(
-            "Invalid configuration (nothing was run):\n" + "\n".join(lines)
+            "Invalid configuration (nothing was run):\n"
+            + "\n".join(lines)
             + f"\nFix these keys in config.yaml or the --configfile you passed; the schemas are in {schema_dir}."
         )
     return config

@@ -35,7 +35,6 @@ def fingerprint(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-
 def seal_path(path: str | Path) -> Path:
     path = Path(path)
     return path.with_name(f".{path.name}.seal.json")
@@ -44,8 +43,12 @@ def seal_path(path: str | Path) -> Path:
 def seal(path: str | Path, fp: Any = None, **meta) -> None:
     """Write the seal of the (already complete) file ``path``: checksum, size, fingerprint, ``meta``."""
     path = Path(path)
-    record = {"sha256": sha256_file(path), "bytes": path.stat().st_size,
-              "fingerprint": fingerprint(fp) if fp is not None else None, **meta}
+    record = {
+        "sha256": sha256_file(path),
+        "bytes": path.stat().st_size,
+        "fingerprint": fingerprint(fp) if fp is not None else None,
+        **meta,
+    }
     atomic_write_json(seal_path(path), record)
 
 
@@ -181,7 +184,9 @@ def read_json(path: str | Path, rule: str, keys: tuple[str, ...] = (), require_s
     try:
         obj = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise IntegrityError(f"{path}: it could not be read ({type(e).__name__}: {e}). {fix_hint(rule)}") from e
+        raise IntegrityError(
+            f"{path}: it could not be read ({type(e).__name__}: {e}). {fix_hint(rule)}"
+        ) from e
     missing = [k for k in keys if not isinstance(obj, dict) or k not in obj]
     if missing:
         raise IntegrityError(f"{path}: it lacks the keys {missing}. {fix_hint(rule)}")

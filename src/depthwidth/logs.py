@@ -59,5 +59,11 @@ class Progress:
             tail = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in extra.items())
             self.logger.info(
                 "%s: %d/%d (%.0f%%) %.1fs elapsed, eta %.1fs %s",
-                self.what, self.done, self.total, 100 * self.done / max(self.total, 1), elapsed, eta, tail,
+                self.what,
+                self.done,
+                self.total,
+                100 * self.done / max(self.total, 1),
+                elapsed,
+                eta,
+                tail,
             )

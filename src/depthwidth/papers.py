@@ -25,14 +25,18 @@ class PaperValue:
 ALPHA_L_CHINCHILLA = PaperValue(1.2, 0.3, "depth paper, decomposed Chinchilla fit")
 # Depth paper: the teacher-student toy's depth exponent (no error bars given): ≈ 1 with independent teacher
 # blocks (ensemble averaging), ≈ 3 with tied blocks once the students have converged (procedural assembly).
-ALPHA_L_TOY_INDEPENDENT = PaperValue(1.0, None, "depth paper, teacher-student toy, independent teacher blocks")
+ALPHA_L_TOY_INDEPENDENT = PaperValue(
+    1.0, None, "depth paper, teacher-student toy, independent teacher blocks"
+)
 ALPHA_L_TOY_TIED = PaperValue(3.0, None, "depth paper, teacher-student toy, tied teacher blocks (converged)")
 # Superposition paper: loss vs width of real LLMs, and the toy model's regimes.
 ALPHA_M_LLM = PaperValue(0.91, 0.04, "superposition paper, LLM loss vs width")
 ALPHA_M_STRONG = PaperValue(1.0, None, "superposition paper, strong regime: loss ∝ 1/m")
 # Superposition paper, appendix: token frequencies of real text follow p_i ∝ i^-α with α near 1, so weak
 # superposition (α_m = α − 1) would predict a width exponent near 0.
-TOKEN_FREQUENCY_ALPHA = PaperValue(1.0, None, "superposition paper, appendix: token frequencies p_i ∝ i^-α, α ≈ 1")
+TOKEN_FREQUENCY_ALPHA = PaperValue(
+    1.0, None, "superposition paper, appendix: token frequencies p_i ∝ i^-α, α ≈ 1"
+)
 
 # Depth paper's notebook: its float32 Adam fit of the decomposed law to the 203 Chinchilla points left
 # after dropping the 40 highest-loss runs (50k steps); c_D and α_D are not printed there.
@@ -50,6 +54,10 @@ CAUSAL_TRACE_SENTENCE = "The space needle is in downtown Seattle"
 CAUSAL_TRACE_SUBJECT = "space needle"
 CAUSAL_TRACE_MODEL_ID = "EleutherAI/pythia-12b"
 CAUSAL_TRACE_P_CLEAN = PaperValue(0.36, None, "depth paper, Fig. 6: Pythia-12B, p(Seattle) clean")
-CAUSAL_TRACE_P_CORRUPT = PaperValue(0.012, None, "depth paper, Fig. 6: Pythia-12B, p(Seattle) with the subject corrupted")
+CAUSAL_TRACE_P_CORRUPT = PaperValue(
+    0.012, None, "depth paper, Fig. 6: Pythia-12B, p(Seattle) with the subject corrupted"
+)
 # Depth paper: LLM hidden states on FineWeb (Pythia), the share of tokens whose angle profile is smooth.
-SMOOTH_BULK_PERCENT = PaperValue(99.6, None, "depth paper, Pythia hidden states on FineWeb: tokens in the smooth bulk (%)")
+SMOOTH_BULK_PERCENT = PaperValue(
+    99.6, None, "depth paper, Pythia hidden states on FineWeb: tokens in the smooth bulk (%)"
+)

@@ -54,16 +54,39 @@ def _depth_toy(sec: dict) -> list[StageJobs]:
     variants = sec["variants"]
     kinds = max((len(pipeline.variant_kinds(sec, v)) for v in variants), default=0)
     jobs = sum(len(pipeline.variant_kinds(sec, v)) for v in variants) * sec["replicates"]
-    students = sum(len(pipeline.variant_kinds(sec, v)) * len(variants[v]["depths"])
-                   * len(pipeline.variant_temperatures(sec, v)) for v in variants) * sec["replicates"]
+    students = (
+        sum(
+            len(pipeline.variant_kinds(sec, v))
+            * len(variants[v]["depths"])
+            * len(pipeline.variant_temperatures(sec, v))
+            for v in variants
+        )
+        * sec["replicates"]
+    )
     return [
-        StageJobs("depth_toy", "training jobs", jobs, [("depth_toy.variants", len(variants)),
-                                                       ("depth_toy.kinds", kinds), ("depth_toy.replicates", sec["replicates"])]),
+        StageJobs(
+            "depth_toy",
+            "training jobs",
+            jobs,
+            [
+                ("depth_toy.variants", len(variants)),
+                ("depth_toy.kinds", kinds),
+                ("depth_toy.replicates", sec["replicates"]),
+            ],
+        ),
         # each student is an output file of its job: they weigh on the DAG like jobs do
-        StageJobs("depth_toy", "student output files", students,
-                  [("depth_toy.variants.<v>.depths", max(len(v["depths"]) for v in variants.values())),
-                   ("depth_toy.variants.<v>.temperatures",
-                    max(len(pipeline.variant_temperatures(sec, v)) for v in variants))]),
+        StageJobs(
+            "depth_toy",
+            "student output files",
+            students,
+            [
+                ("depth_toy.variants.<v>.depths", max(len(v["depths"]) for v in variants.values())),
+                (
+                    "depth_toy.variants.<v>.temperatures",
+                    max(len(pipeline.variant_temperatures(sec, v)) for v in variants),
+                ),
+            ],
+        ),
     ]
 
 
@@ -71,11 +94,21 @@ def _hidden_states(sec: dict) -> list[StageJobs]:
     corpus = sec["corpus"]
     shards = math.ceil(corpus["n_docs"] / corpus["docs_per_shard"])
     return [
-        StageJobs("hidden_states", "FineWeb shard files", shards,
-                  [("hidden_states.corpus.n_docs", corpus["n_docs"]),
-                   ("1 / hidden_states.corpus.docs_per_shard", corpus["docs_per_shard"])]),
-        StageJobs("hidden_states", "extraction and statistics jobs", 2 * len(sec["models"]),
-                  [("hidden_states.models", len(sec["models"])), ("rules", 2)]),
+        StageJobs(
+            "hidden_states",
+            "FineWeb shard files",
+            shards,
+            [
+                ("hidden_states.corpus.n_docs", corpus["n_docs"]),
+                ("1 / hidden_states.corpus.docs_per_shard", corpus["docs_per_shard"]),
+            ],
+        ),
+        StageJobs(
+            "hidden_states",
+            "extraction and statistics jobs",
+            2 * len(sec["models"]),
+            [("hidden_states.models", len(sec["models"])), ("rules", 2)],
+        ),
     ]
 
 
@@ -85,23 +118,43 @@ def _lm_head(sec: dict) -> list[StageJobs]:
     return [
         StageJobs("lm_head", "geometry jobs", models, [("lm_head.models", models)]),
         StageJobs("lm_head", "corpus jobs", corpora, [("lm_head.loss.corpora", corpora)]),
-        StageJobs("lm_head", "loss jobs (at most)", models * corpora,
-                  [("lm_head.models", models), ("lm_head.loss.corpora", corpora)]),
-        StageJobs("lm_head", "token-count jobs", len(tok["tokenizers"]) * len(tok["corpora"]),
-                  [("lm_head.token_frequencies.tokenizers", len(tok["tokenizers"])),
-                   ("lm_head.token_frequencies.corpora", len(tok["corpora"]))]),
+        StageJobs(
+            "lm_head",
+            "loss jobs (at most)",
+            models * corpora,
+            [("lm_head.models", models), ("lm_head.loss.corpora", corpora)],
+        ),
+        StageJobs(
+            "lm_head",
+            "token-count jobs",
+            len(tok["tokenizers"]) * len(tok["corpora"]),
+            [
+                ("lm_head.token_frequencies.tokenizers", len(tok["tokenizers"])),
+                ("lm_head.token_frequencies.corpora", len(tok["corpora"])),
+            ],
+        ),
     ]
 
 
-_STAGES = {"superposition": _superposition, "depth_toy": _depth_toy, "hidden_states": _hidden_states,
-           "lm_head": _lm_head}
+_STAGES = {
+    "superposition": _superposition,
+    "depth_toy": _depth_toy,
+    "hidden_states": _hidden_states,
+    "lm_head": _lm_head,
+}
 
 
 def job_counts(config: dict) -> list[StageJobs]:
     """The jobs (and output files that weigh like jobs) each configured stage implies, from a validated
     config. Every configured section counts, enabled or not: the rules are built from all of them."""
-    out = [StageJobs("models", "model fetch jobs", len(config.get("models") or {}),
-                     [("models", len(config.get("models") or {}))])]
+    out = [
+        StageJobs(
+            "models",
+            "model fetch jobs",
+            len(config.get("models") or {}),
+            [("models", len(config.get("models") or {}))],
+        )
+    ]
     for stage, count in _STAGES.items():
         if config.get(stage):
             out += count(config[stage])
@@ -137,8 +190,12 @@ def output_folders(config: dict) -> dict[str, str]:
     if lm:
         out.update({f"lm_head.models ({m})": f"results/lm_head/geometry/{m}" for m in lm["models"]})
         out.update({f"lm_head.loss.corpora.{c}": f"results/lm_head/loss/{c}" for c in lm["loss"]["corpora"]})
-        out.update({f"lm_head.token_frequencies.corpora.{c}": f"results/lm_head/token_counts/{c}"
-                    for c in lm["token_frequencies"]["corpora"]})
+        out.update(
+            {
+                f"lm_head.token_frequencies.corpora.{c}": f"results/lm_head/token_counts/{c}"
+                for c in lm["token_frequencies"]["corpora"]
+            }
+        )
     dt = config.get("depth_toy")
     if dt:
         out.update({f"depth_toy.variants.{v}": f"results/depth_toy/runs/tied/{v}" for v in dt["variants"]})
@@ -146,7 +203,9 @@ def output_folders(config: dict) -> dict[str, str]:
     if sp:
         from depthwidth.superposition import pipeline
 
-        out.update({f"superposition law {d}": f"results/superposition/cells/{d}" for d in pipeline.distributions(sp)})
+        out.update(
+            {f"superposition law {d}": f"results/superposition/cells/{d}" for d in pipeline.distributions(sp)}
+        )
     return out
 
 
@@ -160,8 +219,11 @@ def check_outputs_inside(config: dict, root: str | Path = ".") -> None:
         if p != root and root not in p.parents:
             bad.append(f"  - config key '{key}': {folder} resolves to {p}, outside {root}")
     if bad:
-        raise ConfigError("Output paths outside the working directory (nothing was run):\n" + "\n".join(bad)
-                          + "\nFix: rename these entries to plain names (letters, digits, . _ + -).")
+        raise ConfigError(
+            "Output paths outside the working directory (nothing was run):\n"
+            + "\n".join(bad)
+            + "\nFix: rename these entries to plain names (letters, digits, . _ + -)."
+        )
 
 
 def check_plan(config: dict, root: str | Path = ".") -> list[StageJobs]:

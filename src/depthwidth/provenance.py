@@ -17,8 +17,21 @@ from depthwidth.config import config_hash
 from depthwidth.download.fetch import sha256_file
 from depthwidth.report.html import table_html
 
-PACKAGES = ("depthwidth", "snakemake", "torch", "transformers", "datasets", "numpy", "scipy", "pandas", "lmfit",
-            "matplotlib", "seaborn", "gguf", "accelerate")
+PACKAGES = (
+    "depthwidth",
+    "snakemake",
+    "torch",
+    "transformers",
+    "datasets",
+    "numpy",
+    "scipy",
+    "pandas",
+    "lmfit",
+    "matplotlib",
+    "seaborn",
+    "gguf",
+    "accelerate",
+)
 
 
 def package_versions() -> dict:
@@ -32,8 +45,12 @@ def package_versions() -> dict:
 
 
 def machine() -> dict:
-    info = {"platform": platform.platform(), "python": platform.python_version(),
-            "cpu": platform.processor() or platform.machine(), "cpu_count": os.cpu_count()}
+    info = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
     try:
         import torch
 
@@ -49,8 +66,11 @@ def _expand(paths: list[str | Path]) -> list[Path]:
     out = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(f for f in sorted(p.rglob("*"))
-                       if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            out.extend(
+                f
+                for f in sorted(p.rglob("*"))
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
         else:
             out.append(p)
     return out
@@ -58,7 +78,9 @@ def _expand(paths: list[str | Path]) -> list[Path]:
 
 def input_checksums(paths: list[str | Path]) -> pd.DataFrame:
     """SHA-256 of every declared input of the report (folders expanded to their files)."""
-    rows = [{"file": f.as_posix(), "bytes": f.stat().st_size, "sha256": sha256_file(f)} for f in _expand(paths)]
+    rows = [
+        {"file": f.as_posix(), "bytes": f.stat().st_size, "sha256": sha256_file(f)} for f in _expand(paths)
+    ]
     return pd.DataFrame(rows, columns=["file", "bytes", "sha256"])
 
 
@@ -69,36 +91,66 @@ def rule_times(paths: list[str | Path]) -> pd.DataFrame:
     for path in map(Path, paths):
         b = pd.read_csv(path, sep="\t")
         rel = path.relative_to("benchmarks") if path.parts[0] == "benchmarks" else path
-        rows.append({"stage": rel.parts[0] if len(rel.parts) > 1 else rel.stem, "job": rel.with_suffix("").as_posix(),
-                     "wall_s": float(b["s"].iloc[0]),
-                     "max_rss_mb": float(b["max_rss"].iloc[0]) if "max_rss" in b else float("nan")})
+        rows.append(
+            {
+                "stage": rel.parts[0] if len(rel.parts) > 1 else rel.stem,
+                "job": rel.with_suffix("").as_posix(),
+                "wall_s": float(b["s"].iloc[0]),
+                "max_rss_mb": float(b["max_rss"].iloc[0]) if "max_rss" in b else float("nan"),
+            }
+        )
     return pd.DataFrame(rows, columns=["stage", "job", "wall_s", "max_rss_mb"])
 
 
-def provenance_html(config: dict, inputs: list[str | Path], benchmarks: list[str | Path] = (),
-                    manifests: list[str | Path] = ()) -> str:
+def provenance_html(
+    config: dict,
+    inputs: list[str | Path],
+    benchmarks: list[str | Path] = (),
+    manifests: list[str | Path] = (),
+) -> str:
     """Config hash, wall time per stage (from ``benchmarks``), machine, package versions, SHA-256 of
     ``inputs`` (the report rule's declared inputs, nothing else), each model manifest, the config."""
     times = rule_times(benchmarks)
-    per_stage = times.groupby("stage", as_index=False)["wall_s"].agg(["sum", "count"]).reset_index() \
-        if len(times) else pd.DataFrame()
+    per_stage = (
+        times.groupby("stage", as_index=False)["wall_s"].agg(["sum", "count"]).reset_index()
+        if len(times)
+        else pd.DataFrame()
+    )
     parts = [f"<p>Config hash (SHA-256 of the validated config): <code>{config_hash(config)}</code></p>"]
     if len(per_stage):
         per_stage = per_stage.rename(columns={"sum": "wall_s_total", "count": "jobs"})
-        parts.append(table_html(per_stage[["stage", "jobs", "wall_s_total"]],
-                                "Wall time per stage (sum over its jobs, from Snakemake benchmark files), seconds."))
+        parts.append(
+            table_html(
+                per_stage[["stage", "jobs", "wall_s_total"]],
+                "Wall time per stage (sum over its jobs, from Snakemake benchmark files), seconds.",
+            )
+        )
     parts.append(table_html(pd.DataFrame([machine()]), "Machine."))
-    parts.append(table_html(pd.DataFrame([package_versions()]).T.reset_index().rename(
-        columns={"index": "package", 0: "version"}), "Package versions."))
+    parts.append(
+        table_html(
+            pd.DataFrame([package_versions()])
+            .T.reset_index()
+            .rename(columns={"index": "package", 0: "version"}),
+            "Package versions.",
+        )
+    )
     parts.append(table_html(input_checksums(inputs), "The report's declared inputs with their SHA-256."))
     # Model sources and revisions: each used model's manifest (hub id and revision, wheel, file checksums).
     for path in manifests:
         data = json.loads(Path(path).read_text())
-        parts.append(f"<details><summary>Model source and revision: {html.escape(str(path))}</summary><pre>"
-                     f"{html.escape(json.dumps(data, indent=1, default=str))}</pre></details>")
+        parts.append(
+            f"<details><summary>Model source and revision: {html.escape(str(path))}</summary><pre>"
+            f"{html.escape(json.dumps(data, indent=1, default=str))}</pre></details>"
+        )
     if len(times):
-        parts.append(f"<details><summary>Wall time per job ({len(times)} jobs)</summary>"
-                     + table_html(times.sort_values("job")) + "</details>")
-    parts.append("<details><summary>Config used</summary><pre>"
-                 + html.escape(yaml.safe_dump(config, sort_keys=False)) + "</pre></details>")
+        parts.append(
+            f"<details><summary>Wall time per job ({len(times)} jobs)</summary>"
+            + table_html(times.sort_values("job"))
+            + "</details>"
+        )
+    parts.append(
+        "<details><summary>Config used</summary><pre>"
+        + html.escape(yaml.safe_dump(config, sort_keys=False))
+        + "</pre></details>"
+    )
     return "\n".join(parts)

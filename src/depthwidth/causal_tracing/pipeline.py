@@ -34,7 +34,8 @@ def check(config: dict) -> None:
     if unknown:
         raise ConfigError(
             f"config key 'causal_tracing.models' names {', '.join(map(repr, unknown))}, which is not in the models "
-            f"section (known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it.")
+            f"section (known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it."
+        )
     from depthwidth.models.load import ENCODER_FAMILIES
 
     encoders = [m for m in cfg["models"] if known[m].get("family") in ENCODER_FAMILIES]
@@ -42,11 +43,14 @@ def check(config: dict) -> None:
         raise ConfigError(
             f"config key 'causal_tracing.models': {', '.join(map(repr, encoders))} is encoder-only (family "
             f"{', '.join(ENCODER_FAMILIES)}); causal tracing reads a next-token probability and needs a decoder. "
-            "Fix: remove it from causal_tracing.models.")
+            "Fix: remove it from causal_tracing.models."
+        )
     names = [f["name"] for f in cfg["facts"]]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise ConfigError(f"config key 'causal_tracing.facts': names {dup} are used twice; each fact needs its own name")
+        raise ConfigError(
+            f"config key 'causal_tracing.facts': names {dup} are used twice; each fact needs its own name"
+        )
 
 
 def models(config: dict) -> list[str]:

@@ -8,10 +8,36 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-PAIR_COLUMNS = ("model", "fact", "prompt", "subject", "target_token", "n_layers", "n_tokens", "p_clean", "p_corrupt",
-                "knows", "noise_samples", "noise_sigmas", "dtype", "device", "seconds")
-PEAK_COLUMNS = ("model", "fact", "role", "position", "token", "n_layers", "peak_depth", "peak_p", "p_corrupt",
-                "half_depth_low", "half_depth_high")
+PAIR_COLUMNS = (
+    "model",
+    "fact",
+    "prompt",
+    "subject",
+    "target_token",
+    "n_layers",
+    "n_tokens",
+    "p_clean",
+    "p_corrupt",
+    "knows",
+    "noise_samples",
+    "noise_sigmas",
+    "dtype",
+    "device",
+    "seconds",
+)
+PEAK_COLUMNS = (
+    "model",
+    "fact",
+    "role",
+    "position",
+    "token",
+    "n_layers",
+    "peak_depth",
+    "peak_p",
+    "p_corrupt",
+    "half_depth_low",
+    "half_depth_high",
+)
 
 
 def read_jobs(summaries: list[str | Path], matrices: list[str | Path]) -> list[tuple[dict, np.ndarray]]:
@@ -21,8 +47,10 @@ def read_jobs(summaries: list[str | Path], matrices: list[str | Path]) -> list[t
 
 def pairs_table(jobs: list[tuple[dict, np.ndarray]], min_p_clean: float) -> pd.DataFrame:
     """One row per (model, fact); ``knows``: p_clean ≥ ``min_p_clean``, so a map of it means something."""
-    rows = [{**{k: s[k] for k in PAIR_COLUMNS if k in s}, "knows": bool(s["p_clean"] >= min_p_clean)}
-            for s, _ in jobs]
+    rows = [
+        {**{k: s[k] for k in PAIR_COLUMNS if k in s}, "knows": bool(s["p_clean"] >= min_p_clean)}
+        for s, _ in jobs
+    ]
     return pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
 
 
@@ -50,7 +78,16 @@ def peak_table(jobs: list[tuple[dict, np.ndarray]]) -> pd.DataFrame:
     for s, matrix in jobs:
         roles = (("last subject token", s["subject_range"][1] - 1), ("last token", s["predict_position"]))
         for role, pos in roles:
-            rows.append({"model": s["model"], "fact": s["fact"], "role": role, "position": pos,
-                         "token": s["tokens"][pos], "n_layers": s["n_layers"], "p_corrupt": s["p_corrupt"],
-                         **peak(matrix[:, pos], s["p_corrupt"])})
+            rows.append(
+                {
+                    "model": s["model"],
+                    "fact": s["fact"],
+                    "role": role,
+                    "position": pos,
+                    "token": s["tokens"][pos],
+                    "n_layers": s["n_layers"],
+                    "p_corrupt": s["p_corrupt"],
+                    **peak(matrix[:, pos], s["p_corrupt"]),
+                }
+            )
     return pd.DataFrame(rows, columns=list(PEAK_COLUMNS))

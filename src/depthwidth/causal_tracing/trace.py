@@ -66,8 +66,10 @@ class Fact:
             return self.prompt, self.target
         cut = self.prompt.rstrip().rfind(" ")
         if cut <= 0:
-            raise CausalTracingError(f"fact '{self.name}': the prompt {self.prompt!r} has no last word to predict. "
-                                     "Fix: give the fact a target, e.g. target: ' Paris'.")
+            raise CausalTracingError(
+                f"fact '{self.name}': the prompt {self.prompt!r} has no last word to predict. "
+                "Fix: give the fact a target, e.g. target: ' Paris'."
+            )
         return self.prompt[:cut], self.prompt.rstrip()[cut:]
 
 
@@ -117,12 +119,15 @@ def locate(tokenizer, fact: Fact) -> Located:
         # The target's first token holds its first non-space character (a lone space token stays in the prompt).
         t_start, _ = token_range(tokenizer, ids, target.lstrip(), last=True)
     except CausalTracingError as e:
-        raise CausalTracingError(f"fact '{fact.name}': {e}. Fix: the subject and target must be spelt as in the "
-                                 "prompt (case does not matter for the subject).") from e
+        raise CausalTracingError(
+            f"fact '{fact.name}': {e}. Fix: the subject and target must be spelt as in the "
+            "prompt (case does not matter for the subject)."
+        ) from e
     if t_start < 1 or subject[1] > t_start:
         raise CausalTracingError(
             f"fact '{fact.name}': the subject {fact.subject!r} (tokens {subject[0]}–{subject[1] - 1}) must lie before "
-            f"the target {target!r} (token {t_start}) in {tokens}. Fix: put the subject in the prompt.")
+            f"the target {target!r} (token {t_start}) in {tokens}. Fix: put the subject in the prompt."
+        )
     return Located(ids=ids, tokens=tokens, subject=subject, predict=t_start - 1, target_id=ids[t_start])
 
 
@@ -151,11 +156,19 @@ def decoder_parts(model: nn.Module, name: str) -> DecoderParts:
         raise CausalTracingError(
             f"model '{name}' ({type(model).__name__}, model_type {model.config.model_type!r}) is encoder-only: causal "
             "tracing reads a next-token probability and needs a decoder with an LM head. Fix: remove it from "
-            "causal_tracing.models.")
+            "causal_tracing.models."
+        )
     # the block list, found as find_parts finds it: the first list of n_layers modules in the body
-    blocks = next(m for m in model.base_model.modules() if isinstance(m, nn.ModuleList) and len(m) == parts.n_layers)
-    return DecoderParts(model=model, blocks=blocks, embed=model.get_input_embeddings(), base=model.base_model,
-                        head=parts.lm_head)
+    blocks = next(
+        m for m in model.base_model.modules() if isinstance(m, nn.ModuleList) and len(m) == parts.n_layers
+    )
+    return DecoderParts(
+        model=model,
+        blocks=blocks,
+        embed=model.get_input_embeddings(),
+        base=model.base_model,
+        head=parts.lm_head,
+    )
 
 
 def embedding_sigma(embed: nn.Module) -> float:
@@ -178,8 +191,17 @@ class Tracer:
     ``(layer, position)`` in ``restore`` block ``layer``'s output at ``position`` set to its clean value.
     """
 
-    def __init__(self, parts: DecoderParts, located: Located, *, noise_samples: int, seed: int,
-                 noise_sigmas: float, device: torch.device, dtype: torch.dtype):
+    def __init__(
+        self,
+        parts: DecoderParts,
+        located: Located,
+        *,
+        noise_samples: int,
+        seed: int,
+        noise_sigmas: float,
+        device: torch.device,
+        dtype: torch.dtype,
+    ):
         self.parts, self.loc, self.device, self.dtype = parts, located, device, dtype
         self.ids = torch.tensor([located.ids], dtype=torch.long, device=device)
         self.sigma = embedding_sigma(parts.embed)
@@ -188,8 +210,12 @@ class Tracer:
         gen = torch.Generator().manual_seed(seed)
         dim = parts.embed.weight.shape[1]
         # (samples, subject tokens, embedding dim), drawn in float32 on the CPU: the same on any device
-        self.noise = (torch.randn(noise_samples, e - s, dim, generator=gen) * self.noise_std).to(device, dtype)
-        self.tails: list = [None] * parts.n_layers  # what each block returns besides its output (use_cache off)
+        self.noise = (torch.randn(noise_samples, e - s, dim, generator=gen) * self.noise_std).to(
+            device, dtype
+        )
+        self.tails: list = [
+            None
+        ] * parts.n_layers  # what each block returns besides its output (use_cache off)
         self.clean, self.p_clean = self._clean_run()
         # A restoration at block ℓ leaves blocks < ℓ as in the plain corrupted run: their outputs are kept
         # per draw and reused, so a batch restoring at ℓ or later runs only blocks ℓ … L−1.
@@ -204,6 +230,7 @@ class Tracer:
             def hook(_mod, _inp, out):
                 states[layer] = _hidden(out)[0].detach().clone()
                 self.tails[layer] = out[1:] if isinstance(out, tuple) else None
+
             return hook
 
         handles = [b.register_forward_hook(save(i)) for i, b in enumerate(self.parts.blocks)]
@@ -217,7 +244,8 @@ class Tracer:
         if abs(p_body - p_clean) > 1e-3 * max(p_clean, 1e-6) + 1e-6:
             raise CausalTracingError(
                 f"{type(self.parts.model).__name__}: the LM head applied to the body's last state gives p = {p_body:.6g}, "
-                f"the full model {p_clean:.6g}; this family post-processes its logits and is not supported.")
+                f"the full model {p_clean:.6g}; this family post-processes its logits and is not supported."
+            )
         return states, p_clean
 
     def _probs(self, ids: torch.Tensor) -> torch.Tensor:
@@ -229,7 +257,7 @@ class Tracer:
         """Target probability of each corrupted run ``(sample, [(layer, position), ...])``, float64."""
         out = []
         for lo in range(0, len(rows), batch_rows):
-            out.append(self._batch(rows[lo:lo + batch_rows]))
+            out.append(self._batch(rows[lo : lo + batch_rows]))
         return np.concatenate(out) if out else np.zeros(0)
 
     def _skippable(self) -> bool:
@@ -247,7 +275,9 @@ class Tracer:
         samples = torch.tensor([r[0] for r in rows])
         noise = self.noise[samples]
         L = self.parts.n_layers
-        first = 0 if capture or not self._skippable() else min(min((l for l, _ in r[1]), default=L) for r in rows)
+        first = (
+            0 if capture or not self._skippable() else min(min((l for l, _ in r[1]), default=L) for r in rows)
+        )
         by_layer: dict[int, tuple[list[int], list[int]]] = {}
         for r, (_, restore) in enumerate(rows):
             for layer, pos in restore:
@@ -264,6 +294,7 @@ class Tracer:
                 h = _hidden(out).clone()
                 h[r_idx, p_idx] = self.clean[layer][p_idx]
                 return _replace(out, h)
+
             return hook
 
         def save(_mod, _inp, out):
@@ -291,8 +322,17 @@ def resolve_device(device: str = "auto") -> torch.device:
     return _resolve_device(device, "causal_tracing.device")
 
 
-def trace(model: nn.Module, tokenizer, fact: Fact, *, model_name: str, noise_samples: int, seed: int,
-          noise_sigmas: float, batch_rows: int = 256) -> tuple[dict, np.ndarray]:
+def trace(
+    model: nn.Module,
+    tokenizer,
+    fact: Fact,
+    *,
+    model_name: str,
+    noise_samples: int,
+    seed: int,
+    noise_sigmas: float,
+    batch_rows: int = 256,
+) -> tuple[dict, np.ndarray]:
     """Trace ``fact`` in ``model`` (already on its device and dtype, eval mode).
 
     Returns (summary dict, restored-probability matrix of shape (L, T), float64, averaged over the
@@ -302,8 +342,15 @@ def trace(model: nn.Module, tokenizer, fact: Fact, *, model_name: str, noise_sam
     parts = decoder_parts(model, model_name)
     located = locate(tokenizer, fact)
     p0 = next(model.parameters())
-    tracer = Tracer(parts, located, noise_samples=noise_samples, seed=seed, noise_sigmas=noise_sigmas,
-                    device=p0.device, dtype=p0.dtype)
+    tracer = Tracer(
+        parts,
+        located,
+        noise_samples=noise_samples,
+        seed=seed,
+        noise_sigmas=noise_sigmas,
+        device=p0.device,
+        dtype=p0.dtype,
+    )
     L, T = parts.n_layers, len(located.ids)
     # Positions before the subject carry no noise and positions after the prediction cannot reach it (causal
     # mask): restoring them leaves p_corrupt, so only the positions in between are run.
@@ -312,28 +359,61 @@ def trace(model: nn.Module, tokenizer, fact: Fact, *, model_name: str, noise_sam
     matrix = np.full((noise_samples, L, T), np.array(p_corrupt)[:, None, None])
     for layer in range(L):  # one batch (or several of batch_rows) per layer: blocks below it are not run
         rows = [(k, [(layer, pos)]) for k in range(noise_samples) for pos in range(first, last + 1)]
-        matrix[:, layer, first:last + 1] = tracer.probs(rows, batch_rows).reshape(noise_samples, -1)
+        matrix[:, layer, first : last + 1] = tracer.probs(rows, batch_rows).reshape(noise_samples, -1)
     matrix = matrix.mean(axis=0)
     seconds = time.monotonic() - t0
     summary = {
-        "model": model_name, "fact": fact.name, "prompt": fact.prompt, "subject": fact.subject,
-        "target": fact.split()[1], "text": "".join(fact.split()), "tokens": located.tokens, "token_ids": located.ids,
-        "subject_range": list(located.subject), "predict_position": located.predict,
-        "target_id": located.target_id, "target_token": located.target_token,
-        "n_layers": L, "n_tokens": T, "p_clean": tracer.p_clean, "p_corrupt": float(np.mean(p_corrupt)),
-        "p_corrupt_samples": p_corrupt, "noise_samples": noise_samples, "seed": seed,
-        "noise_sigmas": noise_sigmas, "embedding_sigma": tracer.sigma, "noise_std": tracer.noise_std,
-        "dtype": str(p0.dtype).removeprefix("torch."), "device": str(p0.device),
-        "architecture": type(model).__name__, "forward_rows": noise_samples * (L * (last + 1 - first) + 1),
+        "model": model_name,
+        "fact": fact.name,
+        "prompt": fact.prompt,
+        "subject": fact.subject,
+        "target": fact.split()[1],
+        "text": "".join(fact.split()),
+        "tokens": located.tokens,
+        "token_ids": located.ids,
+        "subject_range": list(located.subject),
+        "predict_position": located.predict,
+        "target_id": located.target_id,
+        "target_token": located.target_token,
+        "n_layers": L,
+        "n_tokens": T,
+        "p_clean": tracer.p_clean,
+        "p_corrupt": float(np.mean(p_corrupt)),
+        "p_corrupt_samples": p_corrupt,
+        "noise_samples": noise_samples,
+        "seed": seed,
+        "noise_sigmas": noise_sigmas,
+        "embedding_sigma": tracer.sigma,
+        "noise_std": tracer.noise_std,
+        "dtype": str(p0.dtype).removeprefix("torch."),
+        "device": str(p0.device),
+        "architecture": type(model).__name__,
+        "forward_rows": noise_samples * (L * (last + 1 - first) + 1),
         "seconds": round(seconds, 3),
     }
-    log.info("%s / %s: p_clean %.4f, p_corrupt %.4f, %d x %d restorations x %d draws in %.1f s",
-             model_name, fact.name, tracer.p_clean, summary["p_corrupt"], L, T, noise_samples, seconds)
+    log.info(
+        "%s / %s: p_clean %.4f, p_corrupt %.4f, %d x %d restorations x %d draws in %.1f s",
+        model_name,
+        fact.name,
+        tracer.p_clean,
+        summary["p_corrupt"],
+        L,
+        T,
+        noise_samples,
+        seconds,
+    )
     return summary, matrix
 
 
-def causal_tracing_trace(model_dir: str | Path, out_json: str | Path, out_npy: str | Path, params: dict, *,
-                         model_name: str, batch_rows: int) -> dict:
+def causal_tracing_trace(
+    model_dir: str | Path,
+    out_json: str | Path,
+    out_npy: str | Path,
+    params: dict,
+    *,
+    model_name: str,
+    batch_rows: int,
+) -> dict:
     """Rule ``causal_tracing_trace``: one model × one fact. ``params``: fact (name, prompt, subject,
     target), noise_samples, seed, noise_sigmas, device, dtype. Writes the summary JSON and the (L, T)
     matrix as .npy (atomically); returns the summary."""
@@ -343,13 +423,23 @@ def causal_tracing_trace(model_dir: str | Path, out_json: str | Path, out_npy: s
     if not spec.causal:
         raise CausalTracingError(
             f"model '{model_name}' (family {spec.family}) is encoder-only: causal tracing reads a next-token "
-            "probability and needs a decoder with an LM head. Fix: remove it from causal_tracing.models.")
+            "probability and needs a decoder with an LM head. Fix: remove it from causal_tracing.models."
+        )
     device = resolve_device(params["device"])
     loaded = load_model(model_dir, dtype=DTYPES[params["dtype"]], device=str(device))
-    summary, matrix = trace(loaded.model, loaded.tokenizer, Fact(**params["fact"]), model_name=model_name,
-                            noise_samples=params["noise_samples"], seed=params["seed"],
-                            noise_sigmas=params["noise_sigmas"], batch_rows=batch_rows)
-    summary["model_id"] = spec.id  # the hub id (None for packaged or local models): the headline matches on it
+    summary, matrix = trace(
+        loaded.model,
+        loaded.tokenizer,
+        Fact(**params["fact"]),
+        model_name=model_name,
+        noise_samples=params["noise_samples"],
+        seed=params["seed"],
+        noise_sigmas=params["noise_sigmas"],
+        batch_rows=batch_rows,
+    )
+    summary["model_id"] = (
+        spec.id
+    )  # the hub id (None for packaged or local models): the headline matches on it
 
     def save(path: Path) -> None:
         with open(path, "wb") as f:

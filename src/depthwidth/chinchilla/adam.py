@@ -69,14 +69,30 @@ def fit_adam_batch(datasets: list[FitData], steps: int = 50_000) -> list[dict]:
     out = []
     for b, d in enumerate(datasets):
         lc, a = log_c[b].double().numpy(), alpha[b].double().numpy()
-        v = {"c_m": np.exp(lc[0]), "alpha_m": a[0], "c_l": np.exp(lc[1]), "alpha_l": a[1],
-             "c_D": np.exp(lc[2]), "alpha_D": a[2], "L0": float(E[b])}
+        v = {
+            "c_m": np.exp(lc[0]),
+            "alpha_m": a[0],
+            "c_l": np.exp(lc[1]),
+            "alpha_l": a[1],
+            "c_D": np.exp(lc[2]),
+            "alpha_D": a[2],
+            "L0": float(E[b]),
+        }
         out.append(_summary({k: float(x) for k, x in v.items()}, d, steps))
     return out
 
 
-def _adam_step(param, grad, exp_avg, exp_avg_sq, lr: float, step: int, beta1: float = 0.9,
-               beta2: float = 0.999, eps: float = 1e-8) -> None:
+def _adam_step(
+    param,
+    grad,
+    exp_avg,
+    exp_avg_sq,
+    lr: float,
+    step: int,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+) -> None:
     """One update of torch.optim.Adam (default settings, single-tensor path), in place."""
     exp_avg.lerp_(grad, 1 - beta1)
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
@@ -94,6 +110,10 @@ def fit_adam(d: FitData, steps: int = 50_000) -> dict:
 
 def _summary(v: dict, d: FitData, steps: int) -> dict:
     pred = decomposed_law(d.m, d.ell, d.D, *(v[k] for k in PARAMS))
-    return {"params": {k: {"value": v[k], "stderr": None} for k in PARAMS}, "n_points": len(d),
-            "objective_sum_sq_log_residual": float(np.sum((np.log(d.loss) - np.log(pred)) ** 2)),
-            "steps": steps, "precision": "float32"}
+    return {
+        "params": {k: {"value": v[k], "stderr": None} for k in PARAMS},
+        "n_points": len(d),
+        "objective_sum_sq_log_residual": float(np.sum((np.log(d.loss) - np.log(pred)) ** 2)),
+        "steps": steps,
+        "precision": "float32",
+    }

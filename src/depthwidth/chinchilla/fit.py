@@ -21,6 +21,7 @@ from depthwidth.logs import Progress
 
 log = logging.getLogger("depthwidth.chinchilla")
 
+
 def _make_params(init: dict, loss_min: float) -> lmfit.Parameters:
     # Coefficients are fitted as logs (they span orders of magnitude); lmfit carries their
     # uncertainty through to c = exp(log c).
@@ -53,8 +54,9 @@ def _starts(n_starts: int, rng: np.random.Generator) -> list[dict]:
     return starts
 
 
-def fit_law(d: FitData, n_starts: int = 8, seed: int = 0, inits: list[dict] | None = None,
-            max_nfev: int = 20000) -> lmfit.minimizer.MinimizerResult:
+def fit_law(
+    d: FitData, n_starts: int = 8, seed: int = 0, inits: list[dict] | None = None, max_nfev: int = 20000
+) -> lmfit.minimizer.MinimizerResult:
     """Best least-squares fit of log L over several starts. The result has ``success`` (converged),
     ``message``, ``params`` (with stderr from the covariance) and ``chisqr`` (sum of squared log residuals)."""
     rng = np.random.default_rng(seed)
@@ -62,8 +64,16 @@ def fit_law(d: FitData, n_starts: int = 8, seed: int = 0, inits: list[dict] | No
     for init in (inits or []) + _starts(n_starts, rng):
         params = _make_params(init, float(d.loss.min()))
         try:
-            res = lmfit.minimize(_residual, params, args=(d,), method="least_squares",
-                                 max_nfev=max_nfev, ftol=1e-12, xtol=1e-12, gtol=1e-12)
+            res = lmfit.minimize(
+                _residual,
+                params,
+                args=(d,),
+                method="least_squares",
+                max_nfev=max_nfev,
+                ftol=1e-12,
+                xtol=1e-12,
+                gtol=1e-12,
+            )
         except (ValueError, FloatingPointError):
             continue
         if not np.isfinite(res.chisqr):
@@ -99,10 +109,12 @@ def bootstrap(d: FitData, best: dict, n_resamples: int, seed: int = 0, n_starts:
 def law_refit(best: dict, n_starts: int = 2):
     """The held-out check's refit for FitData: ``fit_law`` from ``best`` (and ``n_starts`` starts).
     Returns refit(train, seed) → (training residuals of log L, predict(test) → L̂)."""
+
     def refit(train: FitData, seed: int):
         res = fit_law(train, n_starts=n_starts, seed=seed, inits=[best])
         v = values(res)
         return res.residual, lambda dt: decomposed_law(dt.m, dt.ell, dt.D, *(v[k] for k in PARAMS))
+
     return refit
 
 
@@ -122,10 +134,12 @@ def held_out(d, best: dict, n_splits: int, test_fraction: float = 0.2, seed: int
         pred = predict(dt)
         rmse_test.append(float(np.sqrt(np.mean((np.log(dt.loss) - np.log(pred)) ** 2))))
         mape_test.append(float(np.mean(np.abs(pred - dt.loss) / dt.loss)))
-        rmse_train.append(float(np.sqrt(np.mean(resid ** 2))))
+        rmse_train.append(float(np.sqrt(np.mean(resid**2))))
     return {
-        "n_splits": n_splits, "test_fraction": test_fraction,
-        "rmse_log_test_mean": float(np.mean(rmse_test)), "rmse_log_test_std": float(np.std(rmse_test)),
+        "n_splits": n_splits,
+        "test_fraction": test_fraction,
+        "rmse_log_test_mean": float(np.mean(rmse_test)),
+        "rmse_log_test_std": float(np.std(rmse_test)),
         "rmse_log_train_mean": float(np.mean(rmse_train)),
         "mean_abs_rel_error_test": float(np.mean(mape_test)),
     }
@@ -149,8 +163,10 @@ def paper_stderrs(d: FitData, v: dict) -> dict:
     return {k: float(x) for k, x in zip(order, se)}
 
 
-PAPER_STDERR_NOTE = ("stderr_paper: Liu et al.'s linear-residual covariance s²(JᵀJ)⁻¹ over (ln c, α, E); "
-                     "for c_m, c_l, c_D it is the error of ln c")
+PAPER_STDERR_NOTE = (
+    "stderr_paper: Liu et al.'s linear-residual covariance s²(JᵀJ)⁻¹ over (ln c, α, E); "
+    "for c_m, c_l, c_D it is the error of ln c"
+)
 
 
 def _fit_summary(res, d: FitData) -> dict:
@@ -172,19 +188,28 @@ def _bootstrap_summary(out: dict, boot: pd.DataFrame, best: dict, n_boot: int) -
     for k in PARAMS:
         col = boot[k].to_numpy(float) if len(boot) else np.array([])
         out["params"][k]["bootstrap_ci95"] = (
-            [float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5))] if len(col) else None)
+            [float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5))] if len(col) else None
+        )
         out["params"][k]["bootstrap_std"] = float(col.std(ddof=1)) if len(col) > 1 else None
-    out["bootstrap"] = {"resamples": int(n_boot), "converged": int(boot["converged"].sum()) if len(boot) else 0}
+    out["bootstrap"] = {
+        "resamples": int(n_boot),
+        "converged": int(boot["converged"].sum()) if len(boot) else 0,
+    }
     if len(boot):
         sh = pd.DataFrame([shape_exponents(a, b) for a, b in zip(boot["alpha_m"], boot["alpha_l"])])
         out["shape_exponents"] = {
-            k: {"value": shape_exponents(best["alpha_m"], best["alpha_l"])[k],
+            k: {
+                "value": shape_exponents(best["alpha_m"], best["alpha_l"])[k],
                 "bootstrap_ci95": [float(sh[k].quantile(0.025)), float(sh[k].quantile(0.975))],
-                "bootstrap_std": float(sh[k].std(ddof=1)) if len(sh) > 1 else None}
-            for k in sh.columns}
+                "bootstrap_std": float(sh[k].std(ddof=1)) if len(sh) > 1 else None,
+            }
+            for k in sh.columns
+        }
     else:
-        out["shape_exponents"] = {k: {"value": v, "bootstrap_ci95": None, "bootstrap_std": None}
-                                  for k, v in shape_exponents(best["alpha_m"], best["alpha_l"]).items()}
+        out["shape_exponents"] = {
+            k: {"value": v, "bootstrap_ci95": None, "bootstrap_std": None}
+            for k, v in shape_exponents(best["alpha_m"], best["alpha_l"]).items()
+        }
 
 
 def paper_adam_variant(d: FitData, steps: int) -> dict:
@@ -194,8 +219,11 @@ def paper_adam_variant(d: FitData, steps: int) -> dict:
     v = {k: fit["params"][k]["value"] for k in PARAMS}
     for k, se in paper_stderrs(d, v).items():
         fit["params"][k]["stderr_paper"] = se
-    return {"description": f"the paper's procedure: float32 Adam from its starting point, stopped after "
-                           f"{steps} steps", **fit}
+    return {
+        "description": f"the paper's procedure: float32 Adam from its starting point, stopped after "
+        f"{steps} steps",
+        **fit,
+    }
 
 
 def _variants(points: pd.DataFrame, d: FitData, best: dict, cfg: dict, scales: dict) -> dict:
@@ -211,9 +239,14 @@ def _variants(points: pd.DataFrame, d: FitData, best: dict, cfg: dict, scales: d
         elif variant == "paper_adam":
             out[variant] = paper_adam_variant(d, cfg["adam_steps"])
             p = out[variant]["params"]
-            log.info("variant paper_adam: alpha_l = %.4f, alpha_m = %.4f, c_l = %.1f, c_m = %.2f, E = %.4f",
-                     p["alpha_l"]["value"], p["alpha_m"]["value"], p["c_l"]["value"], p["c_m"]["value"],
-                     p["L0"]["value"])
+            log.info(
+                "variant paper_adam: alpha_l = %.4f, alpha_m = %.4f, c_l = %.1f, c_m = %.2f, E = %.4f",
+                p["alpha_l"]["value"],
+                p["alpha_m"]["value"],
+                p["c_l"]["value"],
+                p["c_m"]["value"],
+                p["L0"]["value"],
+            )
             continue
         else:
             raise ValueError(f"unknown chinchilla.fit.variants entry '{variant}'")
@@ -227,7 +260,9 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
     """The whole fit stage: main fit (stderr from lmfit's covariance and the paper's), bootstrap intervals,
     held-out check, variants. ``cfg`` is the ``chinchilla.fit`` config section (defaults filled in by the
     schema). Returns (fit.json content, bootstrap rows)."""
-    scales = dict(width_scale=cfg["width_scale"], depth_scale=cfg["depth_scale"], tokens_scale=cfg["tokens_scale"])
+    scales = dict(
+        width_scale=cfg["width_scale"], depth_scale=cfg["depth_scale"], tokens_scale=cfg["tokens_scale"]
+    )
     seed, n_starts = cfg["seed"], cfg["n_starts"]
     d = select_points(points, cfg["drop_highest_loss"], **scales)
     log.info("fitting the decomposed law to %d points (%d starts)", len(d), n_starts)
@@ -236,19 +271,28 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
         log.warning("main fit did not report convergence: %s", res.message)
     out = _fit_summary(res, d)
     out["stderr_paper_note"] = PAPER_STDERR_NOTE
-    out["units"] = {"m": f"d_model * {cfg['width_scale']}", "l": f"n_layers * {cfg['depth_scale']}",
-                    "D": f"tokens * {cfg['tokens_scale']}"}
+    out["units"] = {
+        "m": f"d_model * {cfg['width_scale']}",
+        "l": f"n_layers * {cfg['depth_scale']}",
+        "D": f"tokens * {cfg['tokens_scale']}",
+    }
     out["drop_highest_loss"] = cfg["drop_highest_loss"]
     best = values(res)
     log.info("main fit: %s", {k: round(x, 4) for k, x in best.items()})
 
     n_boot = cfg["bootstrap_resamples"]
-    boot = bootstrap(d, best, n_boot, seed=seed) if n_boot > 0 else pd.DataFrame(columns=[*PARAMS, "converged"])
+    boot = (
+        bootstrap(d, best, n_boot, seed=seed) if n_boot > 0 else pd.DataFrame(columns=[*PARAMS, "converged"])
+    )
     _bootstrap_summary(out, boot, best, n_boot)
     if cfg["heldout_splits"] > 0:
         out["heldout"] = held_out(d, best, cfg["heldout_splits"], cfg["heldout_fraction"], seed=seed)
-        log.info("held-out: rmse(log L) test %.4f ± %.4f, train %.4f", out["heldout"]["rmse_log_test_mean"],
-                 out["heldout"]["rmse_log_test_std"], out["heldout"]["rmse_log_train_mean"])
+        log.info(
+            "held-out: rmse(log L) test %.4f ± %.4f, train %.4f",
+            out["heldout"]["rmse_log_test_mean"],
+            out["heldout"]["rmse_log_test_std"],
+            out["heldout"]["rmse_log_train_mean"],
+        )
     out["variants"] = _variants(points, d, best, cfg, scales)
     return out, boot
 

@@ -53,7 +53,9 @@ class Data:
     units: dict = field(default_factory=dict)
 
     def take(self, idx) -> "Data":
-        return Data(self.m[idx], self.ell[idx], self.D[idx], self.loss[idx], self.g[idx], self.groups, self.units)
+        return Data(
+            self.m[idx], self.ell[idx], self.D[idx], self.loss[idx], self.g[idx], self.groups, self.units
+        )
 
     def __len__(self) -> int:
         return len(self.loss)
@@ -67,11 +69,20 @@ def to_data(df: pd.DataFrame, units: dict | None = None) -> Data:
         if col not in units:
             units[col] = float(np.exp(np.log(df[col].to_numpy(float)).mean()))
     groups = sorted(df["group"].astype(str).unique()) if "group" in df.columns else ["all"]
-    g = (pd.Categorical(df["group"].astype(str), categories=groups).codes if "group" in df.columns
-         else np.zeros(len(df), int))
-    return Data(df["width"].to_numpy(float) / units["width"], df["depth"].to_numpy(float) / units["depth"],
-                df["tokens"].to_numpy(float) / units["tokens"], df["loss"].to_numpy(float),
-                np.asarray(g, int), groups, units)
+    g = (
+        pd.Categorical(df["group"].astype(str), categories=groups).codes
+        if "group" in df.columns
+        else np.zeros(len(df), int)
+    )
+    return Data(
+        df["width"].to_numpy(float) / units["width"],
+        df["depth"].to_numpy(float) / units["depth"],
+        df["tokens"].to_numpy(float) / units["tokens"],
+        df["loss"].to_numpy(float),
+        np.asarray(g, int),
+        groups,
+        units,
+    )
 
 
 def _offsets(d: Data, group_offsets: bool) -> list[tuple[str, str]]:
@@ -99,16 +110,18 @@ def _make_params(d: Data, init: dict, fixed: dict, group_offsets: bool) -> lmfit
         elif k in lm_of:
             p[lm_of[k]].set(value=float(v), vary=False)
         else:
-            raise KeyError(f"cannot fix '{k}': the model's parameters are {list(PARAMS)} "
-                           f"and offsets {list(lm_of)}")
+            raise KeyError(
+                f"cannot fix '{k}': the model's parameters are {list(PARAMS)} and offsets {list(lm_of)}"
+            )
     return p
 
 
 def _predict(v: dict, d: Data, group_offsets: bool) -> np.ndarray:
     offs = np.array([v[lm] for _, lm in _offsets(d, group_offsets)])
     L0 = offs[d.g] if group_offsets else offs[0]
-    return decomposed_law(d.m, d.ell, d.D, v["c_m"], v["alpha_m"], v["c_l"], v["alpha_l"], v["c_D"],
-                          v["alpha_D"], L0)
+    return decomposed_law(
+        d.m, d.ell, d.D, v["c_m"], v["alpha_m"], v["c_l"], v["alpha_l"], v["c_D"], v["alpha_D"], L0
+    )
 
 
 def _residual(p, d: Data, group_offsets: bool):
@@ -121,7 +134,9 @@ def _residual(p, d: Data, group_offsets: bool):
 def _random_starts(d: Data, n: int, rng: np.random.Generator) -> list[dict]:
     """Starts in fit units (variables ~1): coefficients a fraction of the loss, offsets below its minimum."""
     lmin = float(d.loss.min())
-    starts = [{"c_m": 0.3, "alpha_m": 0.5, "c_l": 0.3, "alpha_l": 1.0, "c_D": 0.3, "alpha_D": 0.3, "L0": 0.6 * lmin}]
+    starts = [
+        {"c_m": 0.3, "alpha_m": 0.5, "c_l": 0.3, "alpha_l": 1.0, "c_D": 0.3, "alpha_D": 0.3, "L0": 0.6 * lmin}
+    ]
     for _ in range(max(n - 1, 0)):
         s = {c: float(np.exp(rng.uniform(np.log(0.01), np.log(3.0)))) for c in ("c_m", "c_l", "c_D")}
         s.update({a: float(np.exp(rng.uniform(np.log(0.1), np.log(3.0)))) for a in EXPONENTS})
@@ -130,9 +145,17 @@ def _random_starts(d: Data, n: int, rng: np.random.Generator) -> list[dict]:
     return starts
 
 
-def fit_result(df_or_data, fixed: dict | None = None, *, units: dict | None = None, group_offsets: bool = False,
-               n_starts: int = 8, seed: int = 0, inits: list[dict] | None = None,
-               max_nfev: int = 20000) -> tuple[lmfit.minimizer.MinimizerResult, Data]:
+def fit_result(
+    df_or_data,
+    fixed: dict | None = None,
+    *,
+    units: dict | None = None,
+    group_offsets: bool = False,
+    n_starts: int = 8,
+    seed: int = 0,
+    inits: list[dict] | None = None,
+    max_nfev: int = 20000,
+) -> tuple[lmfit.minimizer.MinimizerResult, Data]:
     """Best lmfit fit over ``inits`` and ``n_starts`` random starts; ``fixed`` holds parameters at values
     (e.g. {"alpha_l": 1.0}). Returns (result with params/stderr/covar/chisqr, the data in fit units)."""
     d = df_or_data if isinstance(df_or_data, Data) else to_data(df_or_data, units)
@@ -143,8 +166,16 @@ def fit_result(df_or_data, fixed: dict | None = None, *, units: dict | None = No
         init = {**init, **fixed}
         params = _make_params(d, init, fixed, group_offsets)
         try:
-            res = lmfit.minimize(_residual, params, args=(d, group_offsets), method="least_squares",
-                                 max_nfev=max_nfev, ftol=1e-12, xtol=1e-12, gtol=1e-12)
+            res = lmfit.minimize(
+                _residual,
+                params,
+                args=(d, group_offsets),
+                method="least_squares",
+                max_nfev=max_nfev,
+                ftol=1e-12,
+                xtol=1e-12,
+                gtol=1e-12,
+            )
         except (ValueError, FloatingPointError):
             continue
         if np.isfinite(res.chisqr) and (best is None or res.chisqr < best.chisqr - 1e-14):
@@ -184,13 +215,19 @@ def sweep_refit(best: dict, fixed: dict | None = None, group_offsets: bool = Fal
     """The adapter that lets ``fit.held_out`` (the main fit's held-out check) run on a sweep: refit(train,
     seed) → (training residuals of log L, predict(test) → L̂), with this module's fit (offsets per group,
     ``fixed`` held), started from ``best``."""
+
     def refit(train: Data, seed: int):
         if group_offsets and len(np.unique(train.g)) < len(train.groups):
-            raise ValueError("a held-out split left a whole group out of the training part; its offset is "
-                             "undefined (use fewer held-out runs or turn group_offsets off)")
-        res, _ = fit_result(train, fixed, group_offsets=group_offsets, n_starts=n_starts, seed=seed, inits=[best])
+            raise ValueError(
+                "a held-out split left a whole group out of the training part; its offset is "
+                "undefined (use fewer held-out runs or turn group_offsets off)"
+            )
+        res, _ = fit_result(
+            train, fixed, group_offsets=group_offsets, n_starts=n_starts, seed=seed, inits=[best]
+        )
         v = res.params.valuesdict()
         return res.residual, lambda dt: _predict(v, dt, group_offsets)
+
     return refit
 
 
@@ -201,8 +238,12 @@ def depth_partial(d: Data, v: dict, group_offsets: bool = False) -> dict:
     offs = np.array([v[name] for name, _ in _offsets(d, group_offsets)])
     L0 = offs[d.g] if group_offsets else offs[0]
     partial = d.loss - v["c_m"] * d.m ** -v["alpha_m"] - v["c_D"] * d.D ** -v["alpha_D"] - L0
-    return {"depth": (d.ell * d.units.get("depth", 1.0)).tolist(), "partial": partial.tolist(),
-            "depth_term": (v["c_l"] * d.ell ** -v["alpha_l"]).tolist(), "depth_unit": d.units.get("depth", 1.0)}
+    return {
+        "depth": (d.ell * d.units.get("depth", 1.0)).tolist(),
+        "partial": partial.tolist(),
+        "depth_term": (v["c_l"] * d.ell ** -v["alpha_l"]).tolist(),
+        "depth_unit": d.units.get("depth", 1.0),
+    }
 
 
 # ---------------------------------------------------------------- identifiability
@@ -225,8 +266,16 @@ def correlation_from_covariance(res) -> dict:
     return out
 
 
-def bootstrap(df: pd.DataFrame, best: dict, n_resamples: int, *, units: dict | None = None,
-              group_offsets: bool = False, seed: int = 0, n_starts: int = 1) -> pd.DataFrame:
+def bootstrap(
+    df: pd.DataFrame,
+    best: dict,
+    n_resamples: int,
+    *,
+    units: dict | None = None,
+    group_offsets: bool = False,
+    seed: int = 0,
+    n_starts: int = 1,
+) -> pd.DataFrame:
     """Refit on resamples of the runs (with replacement), each starting from ``best``; one row per resample."""
     d = to_data(df, units)
     rng = np.random.default_rng(seed)
@@ -236,21 +285,33 @@ def bootstrap(df: pd.DataFrame, best: dict, n_resamples: int, *, units: dict | N
         db = d.take(idx)
         if group_offsets and len(np.unique(db.g)) < len(d.groups):
             continue  # a group left out: its offset is not defined on this resample
-        res, _ = fit_result(db, None, group_offsets=group_offsets, n_starts=n_starts, seed=seed + 1 + b,
-                            inits=[best])
+        res, _ = fit_result(
+            db, None, group_offsets=group_offsets, n_starts=n_starts, seed=seed + 1 + b, inits=[best]
+        )
         rows.append({**values(res, d, group_offsets), "converged": bool(res.success)})
     return pd.DataFrame(rows)
 
 
 def correlation_from_bootstrap(samples: pd.DataFrame) -> dict:
     """Pearson correlation of the exponents over bootstrap refits."""
-    return {f"{a},{b}": (float(np.corrcoef(samples[a], samples[b])[0, 1]) if len(samples) > 2 else None)
-            for a, b in _pairs()}
+    return {
+        f"{a},{b}": (float(np.corrcoef(samples[a], samples[b])[0, 1]) if len(samples) > 2 else None)
+        for a, b in _pairs()
+    }
 
 
-def profile(df: pd.DataFrame, param: str, grid, *, best: dict | None = None, units: dict | None = None,
-            group_offsets: bool = False, fixed: dict | None = None, n_starts: int = 2,
-            seed: int = 0) -> pd.DataFrame:
+def profile(
+    df: pd.DataFrame,
+    param: str,
+    grid,
+    *,
+    best: dict | None = None,
+    units: dict | None = None,
+    group_offsets: bool = False,
+    fixed: dict | None = None,
+    n_starts: int = 2,
+    seed: int = 0,
+) -> pd.DataFrame:
     """``param`` fixed at each grid value, the rest refitted (``fixed`` stays fixed): one row per value
     with ``value``, ``ssr`` and the refitted exponents. Each refit starts from its neighbour's solution
     (continuation, both directions from the point nearest ``best``), from ``best`` and from ``n_starts``
@@ -266,8 +327,14 @@ def profile(df: pd.DataFrame, param: str, grid, *, best: dict | None = None, uni
     for order in (range(centre, len(grid)), range(centre, -1, -1)):
         prev = best
         for i in order:
-            res, _ = fit_result(d, {**fixed, param: grid[i]}, group_offsets=group_offsets, n_starts=n_starts,
-                                seed=seed + 7 * i, inits=[prev, best])
+            res, _ = fit_result(
+                d,
+                {**fixed, param: grid[i]},
+                group_offsets=group_offsets,
+                n_starts=n_starts,
+                seed=seed + 7 * i,
+                inits=[prev, best],
+            )
             v = values(res, d, group_offsets)
             if i not in out or res.chisqr < out[i]["ssr"]:
                 out[i] = {"value": float(grid[i]), "ssr": float(res.chisqr), **{a: v[a] for a in EXPONENTS}}
@@ -302,8 +369,14 @@ def profile_interval(prof: pd.DataFrame, ssr_min: float, n: int, p: int, level: 
         if chi[i + 1] > level:
             hi = float(np.interp(level, [chi[i], chi[i + 1]], [x[i], x[i + 1]]))
             break
-    return {"level": level, "lo": lo, "hi": hi, "closed_lo": lo is not None, "closed_hi": hi is not None,
-            "grid": [float(x[0]), float(x[-1])]}
+    return {
+        "level": level,
+        "lo": lo,
+        "hi": hi,
+        "closed_lo": lo is not None,
+        "closed_hi": hi is not None,
+        "grid": [float(x[0]), float(x[-1])],
+    }
 
 
 def tokens_vs_size(df: pd.DataFrame, threshold: float = TIED_THRESHOLD) -> dict:
@@ -312,23 +385,44 @@ def tokens_vs_size(df: pd.DataFrame, threshold: float = TIED_THRESHOLD) -> dict:
     (1 when tokens are a function of shape), the number of distinct token counts per shape, and
     ``tied`` = |corr| > threshold."""
     has_params = "params" in df.columns and df["params"].notna().all()
-    N = df["params"].to_numpy(float) if has_params else 12.0 * df["depth"].to_numpy(float) * df["width"].to_numpy(float) ** 2
+    N = (
+        df["params"].to_numpy(float)
+        if has_params
+        else 12.0 * df["depth"].to_numpy(float) * df["width"].to_numpy(float) ** 2
+    )
     logD = np.log(df["tokens"].to_numpy(float))
     r = float(np.corrcoef(logD, np.log(N))[0, 1]) if np.std(logD) > 0 else float("nan")
-    X = np.column_stack([np.ones(len(df)), np.log(df["width"].to_numpy(float)), np.log(df["depth"].to_numpy(float))])
+    X = np.column_stack(
+        [np.ones(len(df)), np.log(df["width"].to_numpy(float)), np.log(df["depth"].to_numpy(float))]
+    )
     coef, *_ = np.linalg.lstsq(X, logD, rcond=None)
     resid = logD - X @ coef
     ss = float(((logD - logD.mean()) ** 2).sum())
     r2 = 1.0 - float((resid**2).sum()) / ss if ss > 0 else float("nan")
     per_shape = df.groupby(["width", "depth"])["tokens"].nunique()
-    return {"corr_logD_logN": r, "size": "params" if has_params else "12*depth*width^2",
-            "r2_logD_on_shape": r2, "tokens_per_shape_max": int(per_shape.max()),
-            "tied": bool(abs(r) > threshold), "threshold": threshold}
+    return {
+        "corr_logD_logN": r,
+        "size": "params" if has_params else "12*depth*width^2",
+        "r2_logD_on_shape": r2,
+        "tokens_per_shape_max": int(per_shape.max()),
+        "tied": bool(abs(r) > threshold),
+        "threshold": threshold,
+    }
 
 
-def identify(df: pd.DataFrame, *, units: dict | None = None, group_offsets: bool = False,
-             fixed: dict | None = None, n_starts: int = 8, seed: int = 0, n_bootstrap: int = 100,
-             profile_grids: dict | None = None, heldout_splits: int = 0, heldout_fraction: float = 0.2) -> dict:
+def identify(
+    df: pd.DataFrame,
+    *,
+    units: dict | None = None,
+    group_offsets: bool = False,
+    fixed: dict | None = None,
+    n_starts: int = 8,
+    seed: int = 0,
+    n_bootstrap: int = 100,
+    profile_grids: dict | None = None,
+    heldout_splits: int = 0,
+    heldout_fraction: float = 0.2,
+) -> dict:
     """Everything about whether ``df`` identifies the law, JSON-ready: the fit (values, lmfit stderr,
     SSR, n, p, s²), exponent correlations (covariance, bootstrap), profiles and their Δχ² = 1 / 3.84
     intervals for each exponent in ``profile_grids`` (default: α_ℓ on 0.05 … 4), tokens vs size, the
@@ -340,35 +434,60 @@ def identify(df: pd.DataFrame, *, units: dict | None = None, group_offsets: bool
     best = values(res, d, group_offsets)
     n, p = len(d), int(res.nvarys)
     ssr = float(res.chisqr)
-    out = {"n": n, "p": p, "ssr": ssr, "s2": ssr / max(n - p, 1), "rmse_log": float(np.sqrt(ssr / n)),
-           "converged": bool(res.success), "group_offsets": group_offsets, "groups": d.groups,
-           "fixed": fixed, "units": d.units,
-           "params": {k: {"value": best[k], "stderr": se} for k, se in stderrs(res, d, group_offsets).items()},
-           "corr_covariance": correlation_from_covariance(res), "tokens_vs_size": tokens_vs_size(df),
-           "depth_partial": depth_partial(d, best, group_offsets)}
+    out = {
+        "n": n,
+        "p": p,
+        "ssr": ssr,
+        "s2": ssr / max(n - p, 1),
+        "rmse_log": float(np.sqrt(ssr / n)),
+        "converged": bool(res.success),
+        "group_offsets": group_offsets,
+        "groups": d.groups,
+        "fixed": fixed,
+        "units": d.units,
+        "params": {k: {"value": best[k], "stderr": se} for k, se in stderrs(res, d, group_offsets).items()},
+        "corr_covariance": correlation_from_covariance(res),
+        "tokens_vs_size": tokens_vs_size(df),
+        "depth_partial": depth_partial(d, best, group_offsets),
+    }
     if heldout_splits > 0:
-        out["heldout"] = held_out(d, best, heldout_splits, heldout_fraction, seed=seed,
-                                  refit=sweep_refit(best, fixed, group_offsets))
+        out["heldout"] = held_out(
+            d,
+            best,
+            heldout_splits,
+            heldout_fraction,
+            seed=seed,
+            refit=sweep_refit(best, fixed, group_offsets),
+        )
     if n_bootstrap > 0 and not fixed:
         boot = bootstrap(df, best, n_bootstrap, units=d.units, group_offsets=group_offsets, seed=seed)
         out["corr_bootstrap"] = correlation_from_bootstrap(boot)
-        out["bootstrap"] = {a: {"std": float(boot[a].std(ddof=1)),
-                                "ci95": [float(boot[a].quantile(0.025)), float(boot[a].quantile(0.975))]}
-                            for a in EXPONENTS}
+        out["bootstrap"] = {
+            a: {
+                "std": float(boot[a].std(ddof=1)),
+                "ci95": [float(boot[a].quantile(0.025)), float(boot[a].quantile(0.975))],
+            }
+            for a in EXPONENTS
+        }
         out["bootstrap"]["resamples"] = len(boot)
     grids = profile_grids if profile_grids is not None else {"alpha_l": DEFAULT_GRID}
-    out["at_bound"] = [a for a in EXPONENTS if a not in fixed and min(abs(best[a] - b) for b in ALPHA_BOUNDS) < 1e-6]
+    out["at_bound"] = [
+        a for a in EXPONENTS if a not in fixed and min(abs(best[a] - b) for b in ALPHA_BOUNDS) < 1e-6
+    ]
     out["profiles"] = {}
     for param, grid in grids.items():
         if param in fixed:
             continue
         grid = refine_grid(grid, best[param], out["params"][param]["stderr"])
-        prof = profile(df, param, grid, best=best, units=d.units, group_offsets=group_offsets, fixed=fixed,
-                       seed=seed)
+        prof = profile(
+            df, param, grid, best=best, units=d.units, group_offsets=group_offsets, fixed=fixed, seed=seed
+        )
         ssr_min = min(ssr, float(prof["ssr"].min()))
         out["profiles"][param] = {
             "rows": prof.to_dict(orient="records"),
-            "intervals": {lab: profile_interval(prof, ssr_min, n, p, lev) for lab, lev in CHI2_LEVELS.items()},
+            "intervals": {
+                lab: profile_interval(prof, ssr_min, n, p, lev) for lab, lev in CHI2_LEVELS.items()
+            },
         }
     out["identified"] = identified(out)
     return out
@@ -391,9 +510,17 @@ def chinchilla_sweep_identify(runs_csv, cfg: dict, json_out, profile_out) -> dic
     summary (with the sweep's name and n_exponents) and the profile rows as a CSV (column ``param``)."""
     df = pd.read_csv(runs_csv, dtype={"group": str})
     grid = np.round(np.geomspace(0.05, 4.0, cfg["profile_points"]), 4)
-    out = identify(df, group_offsets=cfg["group_offsets"], fixed=cfg["fixed"], n_starts=cfg["n_starts"],
-                   seed=cfg["seed"], n_bootstrap=cfg["bootstrap"], profile_grids={a: grid for a in cfg["profile"]},
-                   heldout_splits=cfg["heldout_splits"], heldout_fraction=cfg["heldout_fraction"])
+    out = identify(
+        df,
+        group_offsets=cfg["group_offsets"],
+        fixed=cfg["fixed"],
+        n_starts=cfg["n_starts"],
+        seed=cfg["seed"],
+        n_bootstrap=cfg["bootstrap"],
+        profile_grids={a: grid for a in cfg["profile"]},
+        heldout_splits=cfg["heldout_splits"],
+        heldout_fraction=cfg["heldout_fraction"],
+    )
     out = {"sweep": cfg["name"], "n_exponents": cfg["n_exponents"], **out}
     rows = [dict(param=a, **r) for a, prof in out["profiles"].items() for r in prof["rows"]]
     cols = ["param", "value", "ssr", *EXPONENTS]

@@ -15,7 +15,15 @@ PARAMS = ("c_m", "alpha_m", "c_l", "alpha_l", "c_D", "alpha_D", "L0")
 # Bounds of the fitted exponents α_m, α_ℓ, α_D.
 ALPHA_BOUNDS = (1e-3, 10.0)
 # Liu et al.'s starting point (their Adam fit starts here; lmfit's first start too).
-PAPER_INIT = {"c_m": 200.0, "alpha_m": 1.0, "c_l": 200.0, "alpha_l": 1.0, "c_D": 10.0, "alpha_D": 0.33, "L0": 1.69}
+PAPER_INIT = {
+    "c_m": 200.0,
+    "alpha_m": 1.0,
+    "c_l": 200.0,
+    "alpha_l": 1.0,
+    "c_D": 10.0,
+    "alpha_D": 0.33,
+    "L0": 1.69,
+}
 
 
 def decomposed_law(m, ell, D, c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0):
@@ -51,8 +59,14 @@ def kept_mask(loss: np.ndarray, drop_highest: int) -> np.ndarray:
     return loss < np.sort(loss)[-drop_highest]
 
 
-def select_points(points: pd.DataFrame, drop_highest: int, width_scale: float, depth_scale: float,
-                  tokens_scale: float, depth_offset: float = 0.0) -> FitData:
+def select_points(
+    points: pd.DataFrame,
+    drop_highest: int,
+    width_scale: float,
+    depth_scale: float,
+    tokens_scale: float,
+    depth_offset: float = 0.0,
+) -> FitData:
     """Drop the ``drop_highest`` highest-loss points (``kept_mask``) and convert to fit units.
     ``depth_offset`` = −2 gives the variant without embedding and head layers."""
     loss = points["loss"].to_numpy(float)

@@ -25,8 +25,11 @@ def drop_scan_params(config: dict) -> dict:
 
 # ---------------------------------------------------------------- sweeps (chinchilla.sweeps)
 # Where a built-in loader reads when the sweep gives no path.
-LOADER_PATHS = {"chinchilla": "results/chinchilla/points.csv", "openlm_grid": "data/raw/openlm_scaling",
-                "openlm_main": "data/raw/openlm_scaling"}
+LOADER_PATHS = {
+    "chinchilla": "results/chinchilla/points.csv",
+    "openlm_grid": "data/raw/openlm_scaling",
+    "openlm_main": "data/raw/openlm_scaling",
+}
 # Keys of a sweep entry that shape its runs.csv; the rest only change the identify rule.
 LOAD_KEYS = ("name", "loader", "path", "columns", "options", "n_exponents", "drop_highest")
 
@@ -35,7 +38,9 @@ def sweep_names(config: dict) -> list[str]:
     names = [s["name"] for s in config["chinchilla"]["sweeps"]]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ValueError(f"chinchilla.sweeps: name(s) {twice} used more than once; each sweep needs its own name")
+        raise ValueError(
+            f"chinchilla.sweeps: name(s) {twice} used more than once; each sweep needs its own name"
+        )
     return names
 
 
@@ -63,7 +68,9 @@ def sweep_load_params(config: dict, name: str) -> dict:
 
 def sweep_identify_params(config: dict, name: str) -> dict:
     s = sweep(config, name)
-    return dict(sorted({k: v for k, v in s.items() if k not in LOAD_KEYS or k in ("name", "n_exponents")}.items()))
+    return dict(
+        sorted({k: v for k, v in s.items() if k not in LOAD_KEYS or k in ("name", "n_exponents")}.items())
+    )
 
 
 def sweep_targets(config: dict) -> list[str]:

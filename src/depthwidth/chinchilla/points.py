@@ -32,15 +32,17 @@ def reconstruct_points(points: pd.DataFrame, table: pd.DataFrame) -> tuple[pd.Da
     n = points["Model Size"].to_numpy(float)
     arch_params = table["params_millions"].to_numpy(float) * 1e6
     idx = np.abs(np.log(n[:, None]) - np.log(arch_params[None, :])).argmin(axis=1)
-    out = pd.DataFrame({
-        "params": n,
-        "flops": points["Training FLOP"].to_numpy(float),
-        "tokens": points["Training FLOP"].to_numpy(float) / (6.0 * n),  # C = 6 N D
-        "loss": points["loss"].to_numpy(float),
-        "d_model": table["d_model"].to_numpy(int)[idx],
-        "n_layers": table["n_layers"].to_numpy(int)[idx],
-        "arch_params": arch_params[idx],
-    })
+    out = pd.DataFrame(
+        {
+            "params": n,
+            "flops": points["Training FLOP"].to_numpy(float),
+            "tokens": points["Training FLOP"].to_numpy(float) / (6.0 * n),  # C = 6 N D
+            "loss": points["loss"].to_numpy(float),
+            "d_model": table["d_model"].to_numpy(int)[idx],
+            "n_layers": table["n_layers"].to_numpy(int)[idx],
+            "arch_params": arch_params[idx],
+        }
+    )
     out["params_rel_mismatch"] = np.abs(out["params"] - out["arch_params"]) / out["params"]
     return out, float(out["params_rel_mismatch"].max())
 
@@ -62,6 +64,10 @@ def chinchilla_points(points_csv, table_csv, points_out, summary_out) -> dict:
     summary = reconstruction_summary(points, worst)
     atomic_write_csv(points_out, points)
     atomic_write_json(summary_out, summary)
-    log.info("reconstructed %d points on %d architectures; worst |N - N_arch|/N = %.4f",
-             summary["n_points"], summary["n_architectures"], worst)
+    log.info(
+        "reconstructed %d points on %d architectures; worst |N - N_arch|/N = %.4f",
+        summary["n_points"],
+        summary["n_architectures"],
+        worst,
+    )
     return summary

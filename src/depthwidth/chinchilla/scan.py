@@ -33,15 +33,26 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
         res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"])
         v, se = values(res), stderrs(res)
         va = {p: a["params"][p]["value"] for p in PARAMS}
-        row = {"drop_highest": k, "n_points": len(d), "converged": bool(res.success), "adam_steps": a["steps"]}
+        row = {
+            "drop_highest": k,
+            "n_points": len(d),
+            "converged": bool(res.success),
+            "adam_steps": a["steps"],
+        }
         se_paper, se_paper_adam = paper_stderrs(d, v), paper_stderrs(d, va)
         for p in PARAMS:
             row.update({p: v[p], f"{p}_stderr": se[p], f"{p}_stderr_paper": se_paper[p]})
         for p in PARAMS:
             row.update({f"{p}_adam": va[p], f"{p}_adam_stderr_paper": se_paper_adam[p]})
         rows.append(row)
-        log.info("k = %d (%d points): alpha_l = %.4f ± %.4f (lmfit), %.4f (Adam)", k, len(d), v["alpha_l"],
-                 se["alpha_l"] or float("nan"), va["alpha_l"])
+        log.info(
+            "k = %d (%d points): alpha_l = %.4f ± %.4f (lmfit), %.4f (Adam)",
+            k,
+            len(d),
+            v["alpha_l"],
+            se["alpha_l"] or float("nan"),
+            va["alpha_l"],
+        )
     return pd.DataFrame(rows)
 
 

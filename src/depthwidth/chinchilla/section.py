@@ -14,16 +14,24 @@ from depthwidth.chinchilla.law import PARAMS, decomposed_law, kept_mask, select_
 from depthwidth.chinchilla.shape import fit_scales, shape_exponents, shape_table
 from depthwidth.files import atomic_write_csv
 from depthwidth.papers import ALPHA_L_CHINCHILLA, ALPHA_M_STRONG, CHINCHILLA_ADAM_FIT
-from depthwidth.report.html import (Figures, agree_within, fmt_pm, headline_row, plain_log_ticks, table_html,
-                                    write_section)
+from depthwidth.report.html import (
+    Figures,
+    agree_within,
+    fmt_pm,
+    headline_row,
+    plain_log_ticks,
+    table_html,
+    write_section,
+)
 
 TITLE = "Chinchilla: the decomposed scaling law (Liu et al. 2026)"
 EXPONENTS = (("alpha_l", "α_ℓ (depth)"), ("alpha_m", "α_m (width)"), ("alpha_D", "α_D (data)"))
 
 
 # ---------------------------------------------------------------- the rule
-def chinchilla_section(inputs: dict, n_params: list[float], html_out, headline_out, shape_out, figures_dir,
-                       sweeps_out=None) -> None:
+def chinchilla_section(
+    inputs: dict, n_params: list[float], html_out, headline_out, shape_out, figures_dir, sweeps_out=None
+) -> None:
     """Rule chinchilla_section. ``inputs``: paths ``points, summary, fit, bootstrap, scan`` and ``sweeps``
     (the identify.json of each sweep, in config order; may be empty)."""
     with open(inputs["fit"]) as f:
@@ -31,8 +39,15 @@ def chinchilla_section(inputs: dict, n_params: list[float], html_out, headline_o
     with open(inputs["summary"]) as f:
         recon = json.load(f)
     figs = Figures(figures_dir)
-    body, rows, shape = render(pd.read_csv(inputs["points"]), recon, fit, pd.read_csv(inputs["bootstrap"]),
-                               pd.read_csv(inputs["scan"]), n_params, figs)
+    body, rows, shape = render(
+        pd.read_csv(inputs["points"]),
+        recon,
+        fit,
+        pd.read_csv(inputs["bootstrap"]),
+        pd.read_csv(inputs["scan"]),
+        n_params,
+        figs,
+    )
     summaries = []
     paths = inputs.get("sweeps") or []
     for path in [paths] if isinstance(paths, str) else paths:
@@ -46,8 +61,15 @@ def chinchilla_section(inputs: dict, n_params: list[float], html_out, headline_o
     write_section(html_out, headline_out, "chinchilla", TITLE, body + sweeps_body, rows)
 
 
-def render(points: pd.DataFrame, recon: dict, fit: dict, boot: pd.DataFrame, scan: pd.DataFrame,
-           n_params: list[float], figs: Figures) -> tuple[str, list[dict], pd.DataFrame]:
+def render(
+    points: pd.DataFrame,
+    recon: dict,
+    fit: dict,
+    boot: pd.DataFrame,
+    scan: pd.DataFrame,
+    n_params: list[float],
+    figs: Figures,
+) -> tuple[str, list[dict], pd.DataFrame]:
     """Returns (body html, headline rows, optimal-shape table)."""
     shape = shape_table(fit, boot, n_params)
     parts = [
@@ -75,7 +97,8 @@ def intro_html(recon: dict, fit: dict) -> str:
         f"{fit['n_points']} points (the {fit['drop_highest_loss']} highest-loss runs left out, as the paper) and "
         f"minimises Σ(log L − log L̂)² with lmfit (trust-region least squares, several starts): "
         f"{'converged' if fit['converged'] else 'NOT converged'} ({html.escape(fit['message'])}), "
-        f"RMSE of log L = {fit['rmse_log']:.4f}.</p>")
+        f"RMSE of log L = {fit['rmse_log']:.4f}.</p>"
+    )
 
 
 def parameter_table_html(fit: dict) -> str:
@@ -85,9 +108,13 @@ def parameter_table_html(fit: dict) -> str:
     for k in PARAMS:
         ci = p[k].get("bootstrap_ci95")
         paper = CHINCHILLA_ADAM_FIT.get(k)
-        row = {"parameter": k, "value": p[k]["value"], "stderr (lmfit)": p[k]["stderr"],
-               "stderr (paper's method)": p[k].get("stderr_paper"),
-               "bootstrap 95% CI": f"[{ci[0]:.4g}, {ci[1]:.4g}]" if ci else "–"}
+        row = {
+            "parameter": k,
+            "value": p[k]["value"],
+            "stderr (lmfit)": p[k]["stderr"],
+            "stderr (paper's method)": p[k].get("stderr_paper"),
+            "bootstrap 95% CI": f"[{ci[0]:.4g}, {ci[1]:.4g}]" if ci else "–",
+        }
         if adam:
             row["float32 Adam (paper's procedure)"] = adam["params"][k]["value"]
         row["paper (Adam)"] = paper.text if paper else "–"
@@ -95,13 +122,24 @@ def parameter_table_html(fit: dict) -> str:
     for name, var in fit["variants"].items():
         if name != "paper_adam":
             a = var["params"]["alpha_l"]
-            rows.append({"parameter": f"alpha_l [{name}]", "value": a["value"], "stderr (lmfit)": a["stderr"],
-                         "stderr (paper's method)": a.get("stderr_paper"), "bootstrap 95% CI": "–"})
-    return table_html(pd.DataFrame(rows), (
-        f"Fitted parameters (units: m = {fit['units']['m']}, ℓ = {fit['units']['l']}, D = {fit['units']['D']}); "
-        f"bootstrap over {fit['bootstrap']['resamples']} resamples. The paper's standard errors are "
-        "s²(JᵀJ)⁻¹ of the linear residuals L − L̂; for c_m, c_l, c_D they are errors of ln c. Variants refit "
-        "α_ℓ with another definition of depth or without the high-loss cut."))
+            rows.append(
+                {
+                    "parameter": f"alpha_l [{name}]",
+                    "value": a["value"],
+                    "stderr (lmfit)": a["stderr"],
+                    "stderr (paper's method)": a.get("stderr_paper"),
+                    "bootstrap 95% CI": "–",
+                }
+            )
+    return table_html(
+        pd.DataFrame(rows),
+        (
+            f"Fitted parameters (units: m = {fit['units']['m']}, ℓ = {fit['units']['l']}, D = {fit['units']['D']}); "
+            f"bootstrap over {fit['bootstrap']['resamples']} resamples. The paper's standard errors are "
+            "s²(JᵀJ)⁻¹ of the linear residuals L − L̂; for c_m, c_l, c_D they are errors of ln c. Variants refit "
+            "α_ℓ with another definition of depth or without the high-loss cut."
+        ),
+    )
 
 
 def alpha_l_html(fit: dict) -> str:
@@ -111,28 +149,34 @@ def alpha_l_html(fit: dict) -> str:
     adam = fit["variants"].get("paper_adam")
     if adam:
         pa, ref = adam["params"], CHINCHILLA_ADAM_FIT
-        why = (f" Repeating the paper's procedure (float32 Adam from its start α_ℓ = 1, stopped after "
-               f"{adam['steps']} steps) gives α_ℓ = {pa['alpha_l']['value']:.4f}, α_m = {pa['alpha_m']['value']:.4f}, "
-               f"c_ℓ = {pa['c_l']['value']:.1f} (the paper's notebook: {ref['alpha_l'].text}, {ref['alpha_m'].text}, "
-               f"{ref['c_l'].text}) at a sum of squared log residuals of {adam['objective_sum_sq_log_residual']:.6f}, "
-               f"against {fit['objective_sum_sq_log_residual']:.6f} for the converged fit: the objective is nearly "
-               "flat along the direction that trades c_ℓ against α_ℓ, so a stopped optimiser is still drifting "
-               "away from its starting point (in float64 the same steps stop at α_ℓ ≈ 1.196).")
+        why = (
+            f" Repeating the paper's procedure (float32 Adam from its start α_ℓ = 1, stopped after "
+            f"{adam['steps']} steps) gives α_ℓ = {pa['alpha_l']['value']:.4f}, α_m = {pa['alpha_m']['value']:.4f}, "
+            f"c_ℓ = {pa['c_l']['value']:.1f} (the paper's notebook: {ref['alpha_l'].text}, {ref['alpha_m'].text}, "
+            f"{ref['c_l'].text}) at a sum of squared log residuals of {adam['objective_sum_sq_log_residual']:.6f}, "
+            f"against {fit['objective_sum_sq_log_residual']:.6f} for the converged fit: the objective is nearly "
+            "flat along the direction that trades c_ℓ against α_ℓ, so a stopped optimiser is still drifting "
+            "away from its starting point (in float64 the same steps stop at α_ℓ ≈ 1.196)."
+        )
     se_p = p.get("stderr_paper")
     paper_se = f" The paper's error formula gives ± {se_p:.3f} at the converged optimum." if se_p else ""
-    return (f"<p>The paper reports α_ℓ = {paper.text} from an Adam fit stopped at 50k steps. Fitting to "
-            f"convergence here gives α_ℓ = {fmt_pm(a_l, se_l)} (lmfit's error), {a_l - paper.value:+.2f} from the "
-            f"paper's value ({abs(a_l - paper.value) / paper.err:.1f} of its stated error).{paper_se}{why}</p>")
+    return (
+        f"<p>The paper reports α_ℓ = {paper.text} from an Adam fit stopped at 50k steps. Fitting to "
+        f"convergence here gives α_ℓ = {fmt_pm(a_l, se_l)} (lmfit's error), {a_l - paper.value:+.2f} from the "
+        f"paper's value ({abs(a_l - paper.value) / paper.err:.1f} of its stated error).{paper_se}{why}</p>"
+    )
 
 
 def heldout_html(fit: dict) -> str:
     if "heldout" not in fit:
         return ""
     h = fit["heldout"]
-    return (f"<p>Held-out check ({h['n_splits']} random {int(100 * (1 - h['test_fraction']))}/"
-            f"{int(100 * h['test_fraction'])} splits): RMSE of log L on held-out points "
-            f"{h['rmse_log_test_mean']:.4f} ± {h['rmse_log_test_std']:.4f} against {h['rmse_log_train_mean']:.4f} "
-            f"on the training part; mean relative loss error {100 * h['mean_abs_rel_error_test']:.2f} %.</p>")
+    return (
+        f"<p>Held-out check ({h['n_splits']} random {int(100 * (1 - h['test_fraction']))}/"
+        f"{int(100 * h['test_fraction'])} splits): RMSE of log L on held-out points "
+        f"{h['rmse_log_test_mean']:.4f} ± {h['rmse_log_test_std']:.4f} against {h['rmse_log_train_mean']:.4f} "
+        f"on the training part; mean relative loss error {100 * h['mean_abs_rel_error_test']:.2f} %.</p>"
+    )
 
 
 def drop_scan_html(scan: pd.DataFrame, fit: dict) -> str:
@@ -141,18 +185,31 @@ def drop_scan_html(scan: pd.DataFrame, fit: dict) -> str:
     k_lo, k_hi = int(scan["drop_highest"].min()), int(scan["drop_highest"].max())
     n_lo, n_hi = int(scan["n_points"].min()), int(scan["n_points"].max())
     spread = float(a.max() - a.min())
-    text = (f"<p>Dropped-points scan (the paper's appendix): leaving out the k = {k_lo}…{k_hi} highest-loss runs "
-            f"({n_hi} to {n_lo} points kept), the converged α_ℓ ranges from {a.min():.3f} to {a.max():.3f} "
-            f"(a spread of {spread:.3f}, {spread / float(se.median()):.1f} times its median standard error "
-            f"of {float(se.median()):.3f}), and the paper's Adam procedure ({int(scan['adam_steps'].iloc[0])} steps) "
-            f"from {scan['alpha_l_adam'].min():.3f} to {scan['alpha_l_adam'].max():.3f}. The headline cut (k = {fit['drop_highest_loss']}) is one point "
-            "of this range, not a special one.</p>")
-    cols = {"drop_highest": "k", "n_points": "n kept", "alpha_l": "α_ℓ (lmfit)", "alpha_l_stderr": "± lmfit",
-            "alpha_l_stderr_paper": "± paper's method", "alpha_l_adam": "α_ℓ (Adam)", "alpha_m": "α_m (lmfit)",
-            "alpha_m_adam": "α_m (Adam)", "alpha_D": "α_D (lmfit)", "L0": "L0 (lmfit)"}
-    table = table_html(scan[list(cols)].rename(columns=cols),
-                       "Refits leaving out the k highest-loss points (rows with loss strictly below the k-th "
-                       "largest kept). Also in results/chinchilla/drop_scan.csv with every parameter.")
+    text = (
+        f"<p>Dropped-points scan (the paper's appendix): leaving out the k = {k_lo}…{k_hi} highest-loss runs "
+        f"({n_hi} to {n_lo} points kept), the converged α_ℓ ranges from {a.min():.3f} to {a.max():.3f} "
+        f"(a spread of {spread:.3f}, {spread / float(se.median()):.1f} times its median standard error "
+        f"of {float(se.median()):.3f}), and the paper's Adam procedure ({int(scan['adam_steps'].iloc[0])} steps) "
+        f"from {scan['alpha_l_adam'].min():.3f} to {scan['alpha_l_adam'].max():.3f}. The headline cut (k = {fit['drop_highest_loss']}) is one point "
+        "of this range, not a special one.</p>"
+    )
+    cols = {
+        "drop_highest": "k",
+        "n_points": "n kept",
+        "alpha_l": "α_ℓ (lmfit)",
+        "alpha_l_stderr": "± lmfit",
+        "alpha_l_stderr_paper": "± paper's method",
+        "alpha_l_adam": "α_ℓ (Adam)",
+        "alpha_m": "α_m (lmfit)",
+        "alpha_m_adam": "α_m (Adam)",
+        "alpha_D": "α_D (lmfit)",
+        "L0": "L0 (lmfit)",
+    }
+    table = table_html(
+        scan[list(cols)].rename(columns=cols),
+        "Refits leaving out the k highest-loss points (rows with loss strictly below the k-th "
+        "largest kept). Also in results/chinchilla/drop_scan.csv with every parameter.",
+    )
     return text + table
 
 
@@ -168,7 +225,8 @@ def shape_html(fit: dict, shape: pd.DataFrame) -> str:
         f"b = α_m/(α_m+2α_ℓ) = {ci('depth_exponent')}; the width-plus-depth loss falls as N^−β with "
         f"β = α_mα_ℓ/(α_m+2α_ℓ) = {ci('N_exponent')} (Chinchilla: N^−1/3; the paper: m ∝ ℓ when α_m = α_ℓ). "
         f"The width-to-depth ratio m*/ℓ* grows as N^{ci('ratio_exponent')}.</p>"
-        + table_html(shape, "Loss-optimal shape per parameter count."))
+        + table_html(shape, "Loss-optimal shape per parameter count.")
+    )
 
 
 def headline_rows(fit: dict) -> list[dict]:
@@ -176,27 +234,67 @@ def headline_rows(fit: dict) -> list[dict]:
     a_l, se_l, paper = p["alpha_l"]["value"], p["alpha_l"]["stderr"], ALPHA_L_CHINCHILLA
     src = f"Chinchilla Fig. 4, {fit['n_points']} points"
     rows = [
-        headline_row("α_ℓ (Chinchilla decomposed fit)", paper.text, a_l, se_l,
-                     agree_within(a_l, se_l, paper.value, paper.err), src,
-                     "converged lmfit fit; the paper's Adam fit stopped at 50k steps"),
-        headline_row("α_m (Chinchilla decomposed fit)", f"≈ {ALPHA_M_STRONG.text} (strong superposition)",
-                     p["alpha_m"]["value"], p["alpha_m"]["stderr"], None, src, ""),
-        headline_row("α_D (Chinchilla decomposed fit)", "–", p["alpha_D"]["value"], p["alpha_D"]["stderr"], None,
-                     "Chinchilla Fig. 4", ""),
-        headline_row("L0 (irreducible loss, nats)", "–", p["L0"]["value"], p["L0"]["stderr"], None,
-                     "Chinchilla Fig. 4", ""),
-        headline_row("N-exponent of the optimal shape β", "≈ 1/3 (Chinchilla)", se["N_exponent"]["value"],
-                     se["N_exponent"].get("bootstrap_std"), agree_within(se["N_exponent"]["value"],
-                     se["N_exponent"].get("bootstrap_std"), 1 / 3, 0.0), "from α_m, α_ℓ of the fit",
-                     "β = α_mα_ℓ/(α_m+2α_ℓ); error from the bootstrap"),
+        headline_row(
+            "α_ℓ (Chinchilla decomposed fit)",
+            paper.text,
+            a_l,
+            se_l,
+            agree_within(a_l, se_l, paper.value, paper.err),
+            src,
+            "converged lmfit fit; the paper's Adam fit stopped at 50k steps",
+        ),
+        headline_row(
+            "α_m (Chinchilla decomposed fit)",
+            f"≈ {ALPHA_M_STRONG.text} (strong superposition)",
+            p["alpha_m"]["value"],
+            p["alpha_m"]["stderr"],
+            None,
+            src,
+            "",
+        ),
+        headline_row(
+            "α_D (Chinchilla decomposed fit)",
+            "–",
+            p["alpha_D"]["value"],
+            p["alpha_D"]["stderr"],
+            None,
+            "Chinchilla Fig. 4",
+            "",
+        ),
+        headline_row(
+            "L0 (irreducible loss, nats)",
+            "–",
+            p["L0"]["value"],
+            p["L0"]["stderr"],
+            None,
+            "Chinchilla Fig. 4",
+            "",
+        ),
+        headline_row(
+            "N-exponent of the optimal shape β",
+            "≈ 1/3 (Chinchilla)",
+            se["N_exponent"]["value"],
+            se["N_exponent"].get("bootstrap_std"),
+            agree_within(se["N_exponent"]["value"], se["N_exponent"].get("bootstrap_std"), 1 / 3, 0.0),
+            "from α_m, α_ℓ of the fit",
+            "β = α_mα_ℓ/(α_m+2α_ℓ); error from the bootstrap",
+        ),
     ]
     adam = fit["variants"].get("paper_adam")
     if adam:
         v, ref = adam["params"]["alpha_l"]["value"], CHINCHILLA_ADAM_FIT["alpha_l"]
-        rows.append(headline_row("α_ℓ, the paper's float32 Adam procedure", ref.text, v,
-                                 adam["params"]["alpha_l"].get("stderr_paper"), bool(abs(v - ref.value) <= 1e-3),
-                                 src, f"{adam['steps']} Adam steps; agrees = same to 0.001; error: the paper's "
-                                 "formula at this point"))
+        rows.append(
+            headline_row(
+                "α_ℓ, the paper's float32 Adam procedure",
+                ref.text,
+                v,
+                adam["params"]["alpha_l"].get("stderr_paper"),
+                bool(abs(v - ref.value) <= 1e-3),
+                src,
+                f"{adam['steps']} Adam steps; agrees = same to 0.001; error: the paper's "
+                "formula at this point",
+            )
+        )
     return rows
 
 
@@ -210,8 +308,12 @@ def figure_points(figs: Figures, points: pd.DataFrame) -> str:
     ax.set_ylabel("final loss L (nats/token)")
     plain_log_ticks(ax, "y")
     fig.colorbar(sc, ax=ax, label="depth ℓ (layers)")
-    return figs.html(fig, "points", "Chinchilla runs: loss against training tokens, coloured by depth. "
-                     "At equal D, deeper (and wider) models reach lower loss.")
+    return figs.html(
+        fig,
+        "points",
+        "Chinchilla runs: loss against training tokens, coloured by depth. "
+        "At equal D, deeper (and wider) models reach lower loss.",
+    )
 
 
 def figure_fitted(figs: Figures, points: pd.DataFrame, fit: dict) -> str:
@@ -221,7 +323,9 @@ def figure_fitted(figs: Figures, points: pd.DataFrame, fit: dict) -> str:
     used = kept_mask(points["loss"].to_numpy(), fit["drop_highest_loss"])
     fig, ax = plt.subplots(figsize=(5.2, 4.6))
     ax.scatter(d_all.loss[used], pred[used], s=14, label="fitted points")
-    ax.scatter(d_all.loss[~used], pred[~used], s=14, marker="x", color="grey", label="left out (highest loss)")
+    ax.scatter(
+        d_all.loss[~used], pred[~used], s=14, marker="x", color="grey", label="left out (highest loss)"
+    )
     lo, hi = d_all.loss.min() * 0.95, d_all.loss.max() * 1.05
     ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="y = x")
     ax.set_xscale("log")
@@ -231,8 +335,12 @@ def figure_fitted(figs: Figures, points: pd.DataFrame, fit: dict) -> str:
     plain_log_ticks(ax, "x")
     plain_log_ticks(ax, "y")
     ax.legend(fontsize=8)
-    return figs.html(fig, "fitted_vs_observed", "Fitted against observed loss. Points on the dashed line are "
-                     "fitted exactly; the crosses are the high-loss runs the paper leaves out.")
+    return figs.html(
+        fig,
+        "fitted_vs_observed",
+        "Fitted against observed loss. Points on the dashed line are "
+        "fitted exactly; the crosses are the high-loss runs the paper leaves out.",
+    )
 
 
 def figure_depth_part(figs: Figures, points: pd.DataFrame, fit: dict) -> str:
@@ -244,34 +352,55 @@ def figure_depth_part(figs: Figures, points: pd.DataFrame, fit: dict) -> str:
     fig, ax = plt.subplots(figsize=(5.8, 4.2))
     ax.scatter(d_fit.ell / ds, d_fit.loss - rest, s=12, alpha=0.7, label="L − (width + data terms + L0)")
     grid = np.linspace(d_fit.ell.min(), d_fit.ell.max(), 100)
-    ax.plot(grid / ds, v["c_l"] * grid ** -v["alpha_l"], "r-",
-            label=f"c_ℓ/ℓ^α_ℓ, α_ℓ = {fmt_pm(v['alpha_l'], p['alpha_l']['stderr'])}")
+    ax.plot(
+        grid / ds,
+        v["c_l"] * grid ** -v["alpha_l"],
+        "r-",
+        label=f"c_ℓ/ℓ^α_ℓ, α_ℓ = {fmt_pm(v['alpha_l'], p['alpha_l']['stderr'])}",
+    )
     ax.set_xscale("log")
     ax.set_xlabel("depth (layers)")
     plain_log_ticks(ax, "x")
     ax.set_ylabel("depth part of the loss (nats/token)")
     ax.axhline(0, color="k", lw=0.5)
     ax.legend(fontsize=8)
-    return figs.html(fig, "depth_part", "Partial dependence on depth: what is left of each loss after "
-                     "subtracting the fitted width, data and constant terms, against depth, with the fitted "
-                     "depth term. The term falls roughly like 1/ℓ, the ensemble-averaging prediction.")
+    return figs.html(
+        fig,
+        "depth_part",
+        "Partial dependence on depth: what is left of each loss after "
+        "subtracting the fitted width, data and constant terms, against depth, with the fitted "
+        "depth term. The term falls roughly like 1/ℓ, the ensemble-averaging prediction.",
+    )
 
 
 def figure_drop_scan(figs: Figures, scan: pd.DataFrame) -> str:
     fig, axes = plt.subplots(1, len(EXPONENTS), figsize=(11, 3.6))
     k, steps = scan["drop_highest"].to_numpy(), int(scan["adam_steps"].iloc[0])
     for ax, (name, label) in zip(axes, EXPONENTS):
-        ax.errorbar(k, scan[name], yerr=scan[f"{name}_stderr"], fmt="o-", ms=4, capsize=3,
-                    label="lmfit, converged (± lmfit SE)")
+        ax.errorbar(
+            k,
+            scan[name],
+            yerr=scan[f"{name}_stderr"],
+            fmt="o-",
+            ms=4,
+            capsize=3,
+            label="lmfit, converged (± lmfit SE)",
+        )
         ax.plot(k, scan[f"{name}_adam"], "s--", ms=4, label=f"paper's float32 Adam, {steps} steps")
         ax.set_xlabel("highest-loss points left out, k")
         ax.set_ylabel(label)
-    axes[0].axhline(ALPHA_L_CHINCHILLA.value, color="grey", lw=0.8, ls=":", label=f"paper {ALPHA_L_CHINCHILLA.text}")
+    axes[0].axhline(
+        ALPHA_L_CHINCHILLA.value, color="grey", lw=0.8, ls=":", label=f"paper {ALPHA_L_CHINCHILLA.text}"
+    )
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    return figs.html(fig, "drop_scan", "Fitted exponents against the number k of highest-loss points left "
-                     f"out ({int(scan['n_points'].max())} to {int(scan['n_points'].min())} points kept). Error "
-                     "bars: lmfit's standard errors of the converged fit; squares: the paper's Adam procedure.")
+    return figs.html(
+        fig,
+        "drop_scan",
+        "Fitted exponents against the number k of highest-loss points left "
+        f"out ({int(scan['n_points'].max())} to {int(scan['n_points'].min())} points kept). Error "
+        "bars: lmfit's standard errors of the converged fit; squares: the paper's Adam procedure.",
+    )
 
 
 def figure_shape(figs: Figures, shape: pd.DataFrame) -> str:
@@ -286,8 +415,12 @@ def figure_shape(figs: Figures, shape: pd.DataFrame) -> str:
     ax.set_xlabel("non-embedding parameters N = 12·ℓ·d_model²")
     ax.set_ylabel("loss-optimal size")
     ax.legend(fontsize=8)
-    return figs.html(fig, "optimal_shape", "Loss-optimal width and depth at fixed parameter count from the "
-                     "fitted law (bands: bootstrap 95 % intervals). Parallel lines mean m ∝ ℓ.")
+    return figs.html(
+        fig,
+        "optimal_shape",
+        "Loss-optimal width and depth at fixed parameter count from the "
+        "fitted law (bands: bootstrap 95 % intervals). Parallel lines mean m ∝ ℓ.",
+    )
 
 
 # ---------------------------------------------------------------- sweeps
@@ -309,9 +442,12 @@ def sweeps_html(figs: Figures, summaries: list[dict]) -> tuple[str, pd.DataFrame
         "with profile-likelihood intervals: the exponent is fixed on a grid, the rest refitted, and the "
         "interval is where Δχ² = ΔSSR/s² stays below 1 (68 %) or 3.84 (95 %), s² = SSR_min/(n − p). An end "
         "marked “open” is not reached within the grid: a flat direction, not a measured bound.</p>",
-        table_html(table, "Exponents per sweep: value (lmfit standard error) and profile intervals. "
-                   "“bound” marks an exponent that ran to its limit (0.001 or 10), “fixed” one held at a value; "
-                   "“–” an exponent not profiled. Also in results/chinchilla/sweeps.csv."),
+        table_html(
+            table,
+            "Exponents per sweep: value (lmfit standard error) and profile intervals. "
+            "“bound” marks an exponent that ran to its limit (0.001 or 10), “fixed” one held at a value; "
+            "“–” an exponent not profiled. Also in results/chinchilla/sweeps.csv.",
+        ),
         tied_html(summaries),
         "<p>" + " ".join(verdict(s)[1] for s in summaries) + "</p>",
         heldout_sweeps_html(summaries),
@@ -344,19 +480,31 @@ def _value(s: dict, a: str) -> str:
 def sweep_table(summaries: list[dict]) -> pd.DataFrame:
     rows = []
     for s in summaries:
-        row = {"sweep": s["sweep"], "runs": s["n"], "groups (L0 each)": len(s["groups"]) if s["group_offsets"] else 1}
+        row = {
+            "sweep": s["sweep"],
+            "runs": s["n"],
+            "groups (L0 each)": len(s["groups"]) if s["group_offsets"] else 1,
+        }
         for a, label in SWEEP_EXPONENTS:
             row[f"{label} (SE)"] = _value(s, a)
             row[f"{label} 68 %"] = _interval(s, a, "68%")
             row[f"{label} 95 %"] = _interval(s, a, "95%")
-        row["tokens tied to size"] = f"{'yes' if s['tokens_vs_size']['tied'] else 'no'} (r = {s['tokens_vs_size']['corr_logD_logN']:.2f})"
+        row["tokens tied to size"] = (
+            f"{'yes' if s['tokens_vs_size']['tied'] else 'no'} (r = {s['tokens_vs_size']['corr_logD_logN']:.2f})"
+        )
         row["RMSE log L"] = round(s["rmse_log"], 4)
         h = s.get("heldout")
-        row["held-out RMSE log L (train)"] = (f"{h['rmse_log_test_mean']:.4f} ± {h['rmse_log_test_std']:.4f} "
-                                              f"({h['rmse_log_train_mean']:.4f})" if h else "–")
+        row["held-out RMSE log L (train)"] = (
+            f"{h['rmse_log_test_mean']:.4f} ± {h['rmse_log_test_std']:.4f} ({h['rmse_log_train_mean']:.4f})"
+            if h
+            else "–"
+        )
         shape = sweep_shape(s)[0]
-        row["optimal shape m* ∝ N^a, ℓ* ∝ N^b"] = (f"a = {shape['width_exponent']:.3f}, b = {shape['depth_exponent']:.3f}"
-                                                 if shape else "not identified")
+        row["optimal shape m* ∝ N^a, ℓ* ∝ N^b"] = (
+            f"a = {shape['width_exponent']:.3f}, b = {shape['depth_exponent']:.3f}"
+            if shape
+            else "not identified"
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -365,10 +513,14 @@ def tied_html(summaries: list[dict]) -> str:
     tied = [s for s in summaries if s["tokens_vs_size"]["tied"]]
     if not tied:
         return "<p>No sweep ties its training tokens to model size (|corr(log D, log N)| ≤ 0.9 in each).</p>"
-    names = ", ".join(f"{s['sweep']} (corr(log D, log N) = {s['tokens_vs_size']['corr_logD_logN']:.3f})" for s in tied)
-    return (f"<p>Tokens are tied to model size in {names}: there the data term c_D/D^α_D is nearly a function "
-            "of width and depth, so α_D can trade against α_m, α_ℓ and L0; read those exponents with their "
-            "profile intervals and correlations (identify.json), not alone.</p>")
+    names = ", ".join(
+        f"{s['sweep']} (corr(log D, log N) = {s['tokens_vs_size']['corr_logD_logN']:.3f})" for s in tied
+    )
+    return (
+        f"<p>Tokens are tied to model size in {names}: there the data term c_D/D^α_D is nearly a function "
+        "of width and depth, so α_D can trade against α_m, α_ℓ and L0; read those exponents with their "
+        "profile intervals and correlations (identify.json), not alone.</p>"
+    )
 
 
 def verdict(s: dict) -> tuple[str, str]:
@@ -381,14 +533,22 @@ def verdict(s: dict) -> tuple[str, str]:
     ends = f"95 % profile interval {_interval(s, 'alpha_l', '95%')}, best {a:.3g}"
     if (iv["closed_lo"] and iv["lo"] > 1) or (iv["closed_hi"] and iv["hi"] < 1):
         return "contradicts", f"{name} contradicts α_ℓ ≈ 1 ({ends}: 1 lies outside)."
-    lo_ok, hi_ok = iv["closed_lo"] and iv["lo"] > SUPPORT_RANGE[0], iv["closed_hi"] and iv["hi"] < SUPPORT_RANGE[1]
+    lo_ok, hi_ok = (
+        iv["closed_lo"] and iv["lo"] > SUPPORT_RANGE[0],
+        iv["closed_hi"] and iv["hi"] < SUPPORT_RANGE[1],
+    )
     if lo_ok and hi_ok and "alpha_l" not in s["at_bound"]:
-        return "supports", (f"{name} supports α_ℓ ≈ 1 ({ends}: it holds 1 and excludes α_ℓ ≤ {SUPPORT_RANGE[0]} "
-                            f"and ≥ {SUPPORT_RANGE[1]}).")
-    wide = " and ".join(w for w, ok in ((f"below {SUPPORT_RANGE[0]}", lo_ok), (f"above {SUPPORT_RANGE[1]}", hi_ok))
-                        if not ok)
-    return "cannot tell", (f"{name} cannot tell: α_ℓ = 1 is inside its {ends}, but the interval also reaches "
-                           f"{wide} (support needs it within {SUPPORT_RANGE[0]}–{SUPPORT_RANGE[1]}).")
+        return "supports", (
+            f"{name} supports α_ℓ ≈ 1 ({ends}: it holds 1 and excludes α_ℓ ≤ {SUPPORT_RANGE[0]} "
+            f"and ≥ {SUPPORT_RANGE[1]})."
+        )
+    wide = " and ".join(
+        w for w, ok in ((f"below {SUPPORT_RANGE[0]}", lo_ok), (f"above {SUPPORT_RANGE[1]}", hi_ok)) if not ok
+    )
+    return "cannot tell", (
+        f"{name} cannot tell: α_ℓ = 1 is inside its {ends}, but the interval also reaches "
+        f"{wide} (support needs it within {SUPPORT_RANGE[0]}–{SUPPORT_RANGE[1]})."
+    )
 
 
 def figure_profile(figs: Figures, s: dict) -> str:
@@ -406,9 +566,13 @@ def figure_profile(figs: Figures, s: dict) -> str:
     ax.set_xlabel("α_ℓ (fixed; the rest refitted)")
     ax.set_ylabel("Δχ² = ΔSSR / s²")
     ax.legend(fontsize=8)
-    return figs.html(fig, f"profile_alpha_l_{s['sweep']}", f"Profile likelihood of α_ℓ on the sweep {s['sweep']} "
-                     f"({s['n']} runs): where the curve stays under the dotted lines is the 68 % / 95 % interval. "
-                     "A curve that stays low to the edge of the grid means the sweep does not pin α_ℓ.")
+    return figs.html(
+        fig,
+        f"profile_alpha_l_{s['sweep']}",
+        f"Profile likelihood of α_ℓ on the sweep {s['sweep']} "
+        f"({s['n']} runs): where the curve stays under the dotted lines is the 68 % / 95 % interval. "
+        "A curve that stays low to the edge of the grid means the sweep does not pin α_ℓ.",
+    )
 
 
 def heldout_sweeps_html(summaries: list[dict]) -> str:
@@ -417,12 +581,17 @@ def heldout_sweeps_html(summaries: list[dict]) -> str:
     if not done:
         return ""
     h0 = done[0]["heldout"]
-    each = "; ".join(f"{s['sweep']} {s['heldout']['rmse_log_test_mean']:.4f} ± {s['heldout']['rmse_log_test_std']:.4f} "
-                     f"held out against {s['heldout']['rmse_log_train_mean']:.4f} in training" for s in done)
-    return (f"<p>Held-out check per sweep (as for the main fit: {h0['n_splits']} random "
-            f"{round(100 * (1 - h0['test_fraction']))}/{round(100 * h0['test_fraction'])} splits, the law refitted "
-            f"on the larger part), RMSE of log L: {each}. A held-out error close to the training error means the "
-            "law predicts runs it was not fitted to as well as those it was.</p>")
+    each = "; ".join(
+        f"{s['sweep']} {s['heldout']['rmse_log_test_mean']:.4f} ± {s['heldout']['rmse_log_test_std']:.4f} "
+        f"held out against {s['heldout']['rmse_log_train_mean']:.4f} in training"
+        for s in done
+    )
+    return (
+        f"<p>Held-out check per sweep (as for the main fit: {h0['n_splits']} random "
+        f"{round(100 * (1 - h0['test_fraction']))}/{round(100 * h0['test_fraction'])} splits, the law refitted "
+        f"on the larger part), RMSE of log L: {each}. A held-out error close to the training error means the "
+        "law predicts runs it was not fitted to as well as those it was.</p>"
+    )
 
 
 def sweep_shape(s: dict) -> tuple[dict | None, str]:
@@ -431,14 +600,25 @@ def sweep_shape(s: dict) -> tuple[dict | None, str]:
     ident = s.get("identified", {})
     missing = [a for a in ("alpha_m", "alpha_l") if not ident.get(a, False)]
     if missing:
+
         def reason(a):
-            return ("fixed" if a in s["fixed"] else "at its bound" if a in s["at_bound"]
-                    else "not profiled" if a not in s["profiles"] else "95 % profile interval open")
+            return (
+                "fixed"
+                if a in s["fixed"]
+                else "at its bound"
+                if a in s["at_bound"]
+                else "not profiled"
+                if a not in s["profiles"]
+                else "95 % profile interval open"
+            )
+
         why = ", ".join(f"{a} {reason(a)}" for a in missing)
         return None, f"{s['sweep']}: loss-optimal shape not identified ({why})."
     sh = shape_exponents(s["params"]["alpha_m"]["value"], s["params"]["alpha_l"]["value"])
-    return sh, (f"{s['sweep']}: loss-optimal shape m* ∝ N^{sh['width_exponent']:.3f}, "
-                f"ℓ* ∝ N^{sh['depth_exponent']:.3f} (width+depth loss ∝ N^−{sh['N_exponent']:.3f}).")
+    return sh, (
+        f"{s['sweep']}: loss-optimal shape m* ∝ N^{sh['width_exponent']:.3f}, "
+        f"ℓ* ∝ N^{sh['depth_exponent']:.3f} (width+depth loss ∝ N^−{sh['N_exponent']:.3f})."
+    )
 
 
 def sweep_headline_rows(summaries: list[dict]) -> list[dict]:
@@ -453,10 +633,18 @@ def sweep_headline_rows(summaries: list[dict]) -> list[dict]:
         closed = iv["closed_lo"] and iv["closed_hi"]
         agree = {"supports": True, "contradicts": False}.get(word) if closed else None
         err = None if "alpha_l" in s["at_bound"] else p["stderr"]
-        rows.append(headline_row(f"α_ℓ (sweep {s['sweep']})", f"{ALPHA_L_CHINCHILLA.text} (Chinchilla); ≈ 1 expected",
-                                 p["value"], err, agree, f"sweep {s['sweep']}, {s['n']} runs",
-                                 f"95 % profile interval {_interval(s, 'alpha_l', '95%')}; {word} α_ℓ ≈ 1"
-                                 + ("; at its bound" if "alpha_l" in s["at_bound"] else "")))
+        rows.append(
+            headline_row(
+                f"α_ℓ (sweep {s['sweep']})",
+                f"{ALPHA_L_CHINCHILLA.text} (Chinchilla); ≈ 1 expected",
+                p["value"],
+                err,
+                agree,
+                f"sweep {s['sweep']}, {s['n']} runs",
+                f"95 % profile interval {_interval(s, 'alpha_l', '95%')}; {word} α_ℓ ≈ 1"
+                + ("; at its bound" if "alpha_l" in s["at_bound"] else ""),
+            )
+        )
     return rows
 
 
@@ -470,7 +658,12 @@ def figure_sweep_depth(figs: Figures, s: dict) -> str:
     ax.scatter(depth[pos], part[pos], s=12, alpha=0.7, label="L − (width + data terms + L0), per run")
     grid = np.geomspace(depth.min(), depth.max(), 100)
     a_l = p["alpha_l"]["value"]
-    ax.plot(grid, p["c_l"]["value"] * (grid / dp["depth_unit"]) ** -a_l, "r-", label=f"fitted c_ℓ/ℓ^α_ℓ, α_ℓ = {a_l:.3g}")
+    ax.plot(
+        grid,
+        p["c_l"]["value"] * (grid / dp["depth_unit"]) ** -a_l,
+        "r-",
+        label=f"fitted c_ℓ/ℓ^α_ℓ, α_ℓ = {a_l:.3g}",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("depth ℓ (layers)")
@@ -478,8 +671,13 @@ def figure_sweep_depth(figs: Figures, s: dict) -> str:
     plain_log_ticks(ax, "x")
     ax.legend(fontsize=8)
     left = int((~pos).sum())
-    return figs.html(fig, f"depth_part_{s['sweep']}", (
-        f"Partial dependence on depth, sweep {s['sweep']} ({s['n']} runs): each run's loss less the fitted width "
-        f"and data terms and its offset L0, against depth, with the fitted depth term (units: ℓ = depth/"
-        f"{dp['depth_unit']:.3g}). Log-log axes; {left} run(s) where the remainder is ≤ 0 are not shown. Scatter "
-        "about the curve is the fit's residual; points that do not follow it mean depth is not pinned."))
+    return figs.html(
+        fig,
+        f"depth_part_{s['sweep']}",
+        (
+            f"Partial dependence on depth, sweep {s['sweep']} ({s['n']} runs): each run's loss less the fitted width "
+            f"and data terms and its offset L0, against depth, with the fitted depth term (units: ℓ = depth/"
+            f"{dp['depth_unit']:.3g}). Log-log axes; {left} run(s) where the remainder is ≤ 0 are not shown. Scatter "
+            "about the curve is the fit's residual; points that do not follow it mean depth is not pinned."
+        ),
+    )

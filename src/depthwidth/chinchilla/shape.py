@@ -15,17 +15,25 @@ def shape_exponents(alpha_m: float, alpha_l: float) -> dict:
     m* ∝ N^a, ℓ* ∝ N^b with a = α_ℓ/(α_m + 2α_ℓ), b = α_m/(α_m + 2α_ℓ), and the width+depth part of
     the loss falls as N^-β with β = α_m α_ℓ/(α_m + 2α_ℓ). α_m = α_ℓ = 1 gives a = b = β = 1/3 (m ∝ ℓ)."""
     den = alpha_m + 2 * alpha_l
-    return {"width_exponent": alpha_l / den, "depth_exponent": alpha_m / den,
-            "N_exponent": alpha_m * alpha_l / den, "ratio_exponent": (alpha_l - alpha_m) / den}
+    return {
+        "width_exponent": alpha_l / den,
+        "depth_exponent": alpha_m / den,
+        "N_exponent": alpha_m * alpha_l / den,
+        "ratio_exponent": (alpha_l - alpha_m) / den,
+    }
 
 
 def optimal_shape(v: dict, n_params: float, width_scale: float, depth_scale: float) -> dict:
     """Loss-optimal d_model and n_layers at ``n_params`` non-embedding parameters (N = 12 n_layers d_model²)."""
+
     def gap(log_dm):
         dm = np.exp(log_dm)
         nl = n_params / (12 * dm**2)
         m, ell = dm * width_scale, nl * depth_scale
-        return v["alpha_m"] * v["c_m"] * m ** (-v["alpha_m"]) - 2 * v["alpha_l"] * v["c_l"] * ell ** (-v["alpha_l"])
+        return v["alpha_m"] * v["c_m"] * m ** (-v["alpha_m"]) - 2 * v["alpha_l"] * v["c_l"] * ell ** (
+            -v["alpha_l"]
+        )
+
     lo, hi = np.log(1.0), np.log(np.sqrt(n_params / 12 / 1e-3))
     try:
         log_dm = brentq(gap, lo, hi)
@@ -44,8 +52,12 @@ def shape_table(fit: dict, boot: pd.DataFrame, n_params: list[float]) -> pd.Data
     rows = []
     for n in n_params:
         best = optimal_shape(v, n, ws, ds)
-        row = {"n_params": n, "d_model_opt": best["d_model"], "n_layers_opt": best["n_layers"],
-               "width_to_depth": best["width_to_depth"]}
+        row = {
+            "n_params": n,
+            "d_model_opt": best["d_model"],
+            "n_layers_opt": best["n_layers"],
+            "width_to_depth": best["width_to_depth"],
+        }
         if len(boot):
             r = pd.DataFrame([optimal_shape(b, n, ws, ds) for b in boot[list(PARAMS)].to_dict("records")])
             for name in ("d_model", "n_layers", "width_to_depth"):

@@ -37,8 +37,16 @@ AXES = {"width": "alpha_m", "depth": "alpha_l", "tokens": "alpha_D"}
 
 OPENLM_DIR = "openlm_scaling"  # under data/raw/ and under each mirror (manifest keys start with it)
 OPENLM_TRAIN_SETS = ("c4_original", "rpj", "rw_original")
-OPENLM_VAL_SETS = ("openlm", "c4_val", "paloma_c4_en", "paloma_dolma_100_programing_languages",
-                   "paloma_falcon-refinedweb", "paloma_ptb", "paloma_redpajama", "de-en")
+OPENLM_VAL_SETS = (
+    "openlm",
+    "c4_val",
+    "paloma_c4_en",
+    "paloma_dolma_100_programing_languages",
+    "paloma_falcon-refinedweb",
+    "paloma_ptb",
+    "paloma_redpajama",
+    "de-en",
+)
 
 
 class SweepError(ValueError):
@@ -68,7 +76,8 @@ def check_sweep(df: pd.DataFrame, name: str, n_exponents: int = 3, source: str |
     if missing:
         raise SweepError(
             f"{where} lacks column(s) {missing} (has {list(df.columns)}). Fix: map the file's columns to "
-            f"{list(REQUIRED)} in the sweep's `columns:` entry, e.g. {{width: d_model, depth: n_layers}}.")
+            f"{list(REQUIRED)} in the sweep's `columns:` entry, e.g. {{width: d_model, depth: n_layers}}."
+        )
     if len(df) == 0:
         raise SweepError(f"{where} has no rows. Fix: point the sweep at a file with runs in it.")
     loss = pd.to_numeric(df["loss"], errors="coerce").to_numpy(float)
@@ -77,7 +86,8 @@ def check_sweep(df: pd.DataFrame, name: str, n_exponents: int = 3, source: str |
         raise SweepError(
             f"{where}: column 'loss' is NaN or not a number in {int(nan.sum())} row(s) (0-based rows "
             f"{_rows(nan, df.index)}). "
-            "Fix: drop the runs without a final loss (diverged or unfinished) before fitting.")
+            "Fix: drop the runs without a final loss (diverged or unfinished) before fitting."
+        )
     for col in POSITIVE:
         if col not in df.columns:
             continue
@@ -88,14 +98,16 @@ def check_sweep(df: pd.DataFrame, name: str, n_exponents: int = 3, source: str |
             raise SweepError(
                 f"{where}: column '{col}' must be a positive finite number; {int(bad.sum())} row(s) are not "
                 f"(0-based rows {_rows(bad, df.index)}: values {list(x[bad][:8])}). Fix: correct or drop those rows, "
-                "or map the right file column to it.")
+                "or map the right file column to it."
+            )
     for col, exponent in AXES.items():
         n = int(pd.Series(df[col]).nunique())
         if n < n_exponents:
             raise SweepError(
                 f"{where}: column '{col}' has {n} distinct value(s) ({sorted(pd.unique(df[col]))[:8]}); fitting "
                 f"{n_exponents} exponents needs at least {n_exponents} (else {exponent} is not determined). Fix: add "
-                f"runs at more {col} values, or fit fewer exponents (fix {exponent}).")
+                f"runs at more {col} values, or fit fewer exponents (fix {exponent})."
+            )
     return df
 
 
@@ -104,12 +116,16 @@ def _standardise(df: pd.DataFrame, columns: dict | None, name: str, source: str 
     columns = dict(columns or {})
     unknown = [k for k in columns if k not in REQUIRED + OPTIONAL]
     if unknown:
-        raise SweepError(f"{_where(name, source)}: column mapping has unknown key(s) {unknown}; "
-                         f"allowed: {list(REQUIRED + OPTIONAL)}. Fix: the keys are ours, the values the file's.")
+        raise SweepError(
+            f"{_where(name, source)}: column mapping has unknown key(s) {unknown}; "
+            f"allowed: {list(REQUIRED + OPTIONAL)}. Fix: the keys are ours, the values the file's."
+        )
     absent = {k: v for k, v in columns.items() if v not in df.columns}
     if absent:
-        raise SweepError(f"{_where(name, source)}: mapped column(s) {absent} not in the file (has "
-                         f"{list(df.columns)}). Fix: correct the sweep's `columns:` entry.")
+        raise SweepError(
+            f"{_where(name, source)}: mapped column(s) {absent} not in the file (has "
+            f"{list(df.columns)}). Fix: correct the sweep's `columns:` entry."
+        )
     clash = [k for k in columns if k in df.columns and columns[k] != k]
     out = df.drop(columns=clash).rename(columns={v: k for k, v in columns.items()})
     if "group" not in out.columns:
@@ -119,7 +135,9 @@ def _standardise(df: pd.DataFrame, columns: dict | None, name: str, source: str 
     return out[first + [c for c in out.columns if c not in first]].reset_index(drop=True)
 
 
-def read_sweep(path: str | Path, name: str, columns: dict | None = None, n_exponents: int = 3) -> pd.DataFrame:
+def read_sweep(
+    path: str | Path, name: str, columns: dict | None = None, n_exponents: int = 3
+) -> pd.DataFrame:
     """A user's sweep from CSV or parquet: ``columns`` maps contract names to the file's, e.g.
     ``{"width": "d_model", "depth": "n_layers", "tokens": "D", "loss": "val_loss"}``; unmapped contract
     names are looked up as they are. Checked with ``check_sweep`` before it is returned."""
@@ -136,8 +154,12 @@ def load_chinchilla(points_csv: str | Path, name: str = "chinchilla") -> pd.Data
     """The chinchilla stage's points.csv (params, flops, tokens, loss, d_model, n_layers, arch_params,
     params_rel_mismatch) as a sweep: d_model → width, n_layers → depth; the rest kept as extras."""
     df = pd.read_csv(points_csv)
-    out = _standardise(df, {"width": "d_model", "depth": "n_layers", "tokens": "tokens", "loss": "loss",
-                            "params": "params"}, name, str(points_csv))
+    out = _standardise(
+        df,
+        {"width": "d_model", "depth": "n_layers", "tokens": "tokens", "loss": "loss", "params": "params"},
+        name,
+        str(points_csv),
+    )
     return check_sweep(out, name, source=str(points_csv))
 
 
@@ -149,15 +171,27 @@ def parse_grid_key(key: str) -> dict:
     The cooldown (3e-05) holds a '-', so the key splits into 9 parts; the first 7 are fields."""
     parts = key.split("-")
     if len(parts) != 9:
-        raise SweepError(f"OpenLM grid key '{key}' does not split into 9 parts on '-'. Fix: check the "
-                         "file is the pinned exp_data/grid.json.")
+        raise SweepError(
+            f"OpenLM grid key '{key}' does not split into 9 parts on '-'. Fix: check the "
+            "file is the pinned exp_data/grid.json."
+        )
     m = _SHAPE.match(parts[0])
     if not m or m.group(3) is None:
         raise SweepError(f"OpenLM grid key '{key}': shape '{parts[0]}' is not d=<int>_l=<int>_h=<int>.")
-    return {"width": int(m.group(1)), "depth": int(m.group(2)), "n_heads": int(m.group(3)),
-            "a": int(parts[1]), "lr": float(parts[2]), "wd": float(parts[3]), "batch": int(parts[4]),
-            "tokens": int(parts[5]), "warmup": int(parts[6]), "cooldown": float("-".join(parts[7:])),
-            "shape": parts[0], "key": key}
+    return {
+        "width": int(m.group(1)),
+        "depth": int(m.group(2)),
+        "n_heads": int(m.group(3)),
+        "a": int(parts[1]),
+        "lr": float(parts[2]),
+        "wd": float(parts[3]),
+        "batch": int(parts[4]),
+        "tokens": int(parts[5]),
+        "warmup": int(parts[6]),
+        "cooldown": float("-".join(parts[7:])),
+        "shape": parts[0],
+        "key": key,
+    }
 
 
 def load_openlm_grid(root: str | Path, select: str = "best", name: str = "openlm_grid") -> pd.DataFrame:
@@ -202,10 +236,19 @@ def read_openlm_main(root: str | Path) -> tuple[pd.DataFrame, list[str]]:
             skipped.append(d["name"])
             continue
         c = json.loads(cfg.read_text())
-        row = {"width": int(c["hidden_dim"]), "depth": int(c["n_layers"]), "n_heads": int(c["n_heads"]),
-               "tokens": int(h["tokens"]), "params": float(h["params"]),
-               "params_no_embed": float(h["params_no_embed"]), "multiplier": float(h["chinchilla_multiplier"]),
-               "train_set": d["dataset_name"], "shape": cfg.stem, "run": d["name"], "warmup": int(h["warmup"])}
+        row = {
+            "width": int(c["hidden_dim"]),
+            "depth": int(c["n_layers"]),
+            "n_heads": int(c["n_heads"]),
+            "tokens": int(h["tokens"]),
+            "params": float(h["params"]),
+            "params_no_embed": float(h["params_no_embed"]),
+            "multiplier": float(h["chinchilla_multiplier"]),
+            "train_set": d["dataset_name"],
+            "shape": cfg.stem,
+            "run": d["name"],
+            "warmup": int(h["warmup"]),
+        }
         for r in d["results"]:
             val = Path(r["val_data"][0]).parent.name
             if f"loss_{val}" in row:
@@ -213,13 +256,16 @@ def read_openlm_main(root: str | Path) -> tuple[pd.DataFrame, list[str]]:
             row[f"loss_{val}"] = float(r["loss"])
         rows.append(row)
     if not rows:
-        raise SweepError(f"no OpenLM main runs with a known shape under {root / 'exp_data' / 'models'}. "
-                         "Fix: fetch the pinned openlm_scaling files (manifest.yaml) into that folder.")
+        raise SweepError(
+            f"no OpenLM main runs with a known shape under {root / 'exp_data' / 'models'}. "
+            "Fix: fetch the pinned openlm_scaling files (manifest.yaml) into that folder."
+        )
     return pd.DataFrame(rows), skipped
 
 
-def load_openlm_main(root: str | Path, val_set: str = "c4_val", name: str = "openlm_main",
-                     n_exponents: int = 3) -> pd.DataFrame:
+def load_openlm_main(
+    root: str | Path, val_set: str = "c4_val", name: str = "openlm_main", n_exponents: int = 3
+) -> pd.DataFrame:
     """The main runs (exp_data/models/*.json) as a sweep: loss = the ``val_set`` evaluation (default
     c4_val, the C4 validation loss that Gadre et al. fit), group = training set. Runs of open_lm_1b and
     open_lm_7b are skipped (their width and depth are not published; logged with their count).
@@ -231,8 +277,10 @@ def load_openlm_main(root: str | Path, val_set: str = "c4_val", name: str = "ope
         log.info("openlm_main: skipped %d runs of unknown shape (%s)", len(skipped), ", ".join(skipped))
     col = f"loss_{val_set}"
     if col not in df.columns:
-        raise SweepError(f"sweep '{name}': no validation set '{val_set}'; the runs have "
-                         f"{[c[5:] for c in df.columns if c.startswith('loss_')]}.")
+        raise SweepError(
+            f"sweep '{name}': no validation set '{val_set}'; the runs have "
+            f"{[c[5:] for c in df.columns if c.startswith('loss_')]}."
+        )
     df = df.assign(loss=df[col], group=df["train_set"]).sort_values(["group", "width", "depth", "tokens"])
     out = _standardise(df, None, name, str(Path(root) / "exp_data" / "models"))
     out.attrs["skipped_runs"] = skipped
@@ -246,8 +294,20 @@ def compare_grid_main(root: str | Path) -> pd.DataFrame:
     grid = load_openlm_grid(root, select="all")
     main, _ = read_openlm_main(root)
     m = grid.merge(main, on=["width", "depth", "tokens"], suffixes=("_grid", "_main"))
-    out = m[["width", "depth", "tokens", "n_heads_grid", "warmup_grid", "batch", "loss", "train_set",
-             "n_heads_main", "warmup_main"]].rename(columns={"loss": "loss_grid"})
+    out = m[
+        [
+            "width",
+            "depth",
+            "tokens",
+            "n_heads_grid",
+            "warmup_grid",
+            "batch",
+            "loss",
+            "train_set",
+            "n_heads_main",
+            "warmup_main",
+        ]
+    ].rename(columns={"loss": "loss_grid"})
     # The grid run with the main run's heads and warm-up is the nearest thing to the same run.
     out["same_hparams"] = (m["n_heads_grid"] == m["n_heads_main"]) & (m["warmup_grid"] == m["warmup_main"])
     for v in OPENLM_VAL_SETS:
@@ -270,15 +330,26 @@ def grid_val_set(root: str | Path, tol: float = 0.02) -> dict:
         for v in OPENLM_VAL_SETS:
             per_shape = sub.assign(a=sub[f"diff_{v}"].abs()).groupby(["width", "depth"])["a"].min()
             signed = sub.groupby(["width", "depth"])[f"diff_{v}"].first()
-            rows.append({"train_set": ts, "val_set": v, "median_abs_diff": float(per_shape.median()),
-                         "max_abs_diff": float(per_shape.max()), "n_shapes": int(len(per_shape)),
-                         "diffs": {f"{w}x{d}": round(float(x), 4) for (w, d), x in signed.items()}})
+            rows.append(
+                {
+                    "train_set": ts,
+                    "val_set": v,
+                    "median_abs_diff": float(per_shape.median()),
+                    "max_abs_diff": float(per_shape.max()),
+                    "n_shapes": int(len(per_shape)),
+                    "diffs": {f"{w}x{d}": round(float(x), 4) for (w, d), x in signed.items()},
+                }
+            )
     table = pd.DataFrame(rows).sort_values("median_abs_diff").reset_index(drop=True)
     match = [(r.train_set, r.val_set) for r in table.itertuples() if r.max_abs_diff <= tol]
     best = table.iloc[0]
-    return {"match": match, "best": (best.train_set, best.val_set, float(best.median_abs_diff)),
-            "n_overlap_shapes": int(cmp.groupby(["width", "depth"]).ngroups), "tol": tol,
-            "table": table}
+    return {
+        "match": match,
+        "best": (best.train_set, best.val_set, float(best.median_abs_diff)),
+        "n_overlap_shapes": int(cmp.groupby(["width", "depth"]).ngroups),
+        "tol": tol,
+        "table": table,
+    }
 
 
 def openlm_files(manifest: dict) -> list[str]:
@@ -313,7 +384,12 @@ def chinchilla_sweep_points(spec: dict, runs_out) -> pd.DataFrame:
     df = load_sweep(spec, spec["n_exponents"])
     keep = kept_mask(df["loss"].to_numpy(float), spec["drop_highest"])
     out = check_sweep(df[keep].reset_index(drop=True), spec["name"], spec["n_exponents"], source=spec["path"])
-    log.info("sweep %s: %d runs (%d highest-loss left out), %d groups", spec["name"], len(out),
-             int((~keep).sum()), out["group"].nunique())
+    log.info(
+        "sweep %s: %d runs (%d highest-loss left out), %d groups",
+        spec["name"],
+        len(out),
+        int((~keep).sum()),
+        out["group"].nunique(),
+    )
     atomic_write_csv(runs_out, out)
     return out

@@ -45,15 +45,22 @@ def _angle_rows(states, meta: dict) -> list[dict]:
     L = len(theta)
     rows = []
     for layer in range(L):
-        rows.append({**meta, "layer": layer, "relative_layer": (layer + 0.5) / L,
-                     "angle_state_deg": float(theta[layer]),
-                     "angle_update_deg": float(theta_dh[layer]) if layer < L - 1 else float("nan")})
+        rows.append(
+            {
+                **meta,
+                "layer": layer,
+                "relative_layer": (layer + 0.5) / L,
+                "angle_state_deg": float(theta[layer]),
+                "angle_update_deg": float(theta_dh[layer]) if layer < L - 1 else float("nan"),
+            }
+        )
     return rows
 
 
 @torch.no_grad()
-def angle_table(teacher: Teacher | list[Teacher], records: list[dict], meta: dict, n_samples: int,
-                seed: int = 0) -> pd.DataFrame:
+def angle_table(
+    teacher: Teacher | list[Teacher], records: list[dict], meta: dict, n_samples: int, seed: int = 0
+) -> pd.DataFrame:
     """Per-layer angles (degrees) of the teacher and of every trained student (``records`` from
     train_students) on one batch of ``n_samples`` N(0, I) inputs. ``teacher``: one, or a list of one per
     student row (``teacher_per_task``; its rows then carry that row's temperature). Columns: model
@@ -68,7 +75,9 @@ def angle_table(teacher: Teacher | list[Teacher], records: list[dict], meta: dic
         teacher_rows = [(teachers[0], np.nan)]
     else:
         temp_of_row = {r["row"]: r["temperature"] for r in records}
-        teacher_rows = [(t, np.nan if temp_of_row[i] is None else temp_of_row[i]) for i, t in enumerate(teachers)]
+        teacher_rows = [
+            (t, np.nan if temp_of_row[i] is None else temp_of_row[i]) for i, t in enumerate(teachers)
+        ]
     for t, temp in teacher_rows:
         _, t_states = teacher_forward(t, x, hidden=True)
         rows += _angle_rows(t_states, {"model": "teacher", **meta, "temperature": temp, "depth": t.depth})
@@ -82,6 +91,8 @@ def angle_table(teacher: Teacher | list[Teacher], records: list[dict], meta: dic
         for rec in (rr for rr in records if rr["_group"] is g):
             states = [h[rec["row"]] for h in s_states]
             t = rec["temperature"]
-            rows += _angle_rows(states, {"model": "student", **meta,
-                                         "temperature": np.nan if t is None else t, "depth": g.depth})
+            rows += _angle_rows(
+                states,
+                {"model": "student", **meta, "temperature": np.nan if t is None else t, "depth": g.depth},
+            )
     return pd.DataFrame(rows)

@@ -15,8 +15,13 @@ def fit_depth_exponent(depths, losses) -> dict:
     """L = c · ℓ^(−α) on (depth, loss) points. Returns the columns of exponents.csv: alpha, alpha_se (NaN with
     fewer than 3 distinct depths), log_c, n_points, n_depths. Non-positive losses are an error."""
     fit = power_law_fit(depths, losses)
-    return {"alpha": fit["exponent"], "alpha_se": fit["stderr"], "log_c": fit["log_c"],
-            "n_points": fit["n_points"], "n_depths": fit["n_x"]}
+    return {
+        "alpha": fit["exponent"],
+        "alpha_se": fit["stderr"],
+        "log_c": fit["log_c"],
+        "n_points": fit["n_points"],
+        "n_depths": fit["n_x"],
+    }
 
 
 def exponents(runs: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -26,8 +31,16 @@ def exponents(runs: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
     key = runs.assign(temperature=runs["temperature"].fillna(-1.0))
     for (kind, variant, temp, *extra), grp in key.groupby(keys, sort=True):
         fit = fit_depth_exponent(grp["depth"], grp["test_loss"])
-        rows.append({"kind": kind, "variant": variant, "temperature": np.nan if temp < 0 else temp,
-                     **dict(zip(by, extra)), "replicates": grp["replicate"].nunique(), **fit})
+        rows.append(
+            {
+                "kind": kind,
+                "variant": variant,
+                "temperature": np.nan if temp < 0 else temp,
+                **dict(zip(by, extra)),
+                "replicates": grp["replicate"].nunique(),
+                **fit,
+            }
+        )
     return pd.DataFrame(rows)
 
 

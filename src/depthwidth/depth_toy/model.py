@@ -119,7 +119,9 @@ class _StudentMLP(torch.autograd.Function):
         return dh, d_fc_w, d_fc_b, d_proj
 
 
-def student_mlp(h: torch.Tensor, fc_w: torch.Tensor, fc_b: torch.Tensor, proj_w: torch.Tensor) -> torch.Tensor:
+def student_mlp(
+    h: torch.Tensor, fc_w: torch.Tensor, fc_b: torch.Tensor, proj_w: torch.Tensor
+) -> torch.Tensor:
     """:func:`mlp` for students: h (S, B, D), weights batched over S; the same values, a faster backward."""
     return _StudentMLP.apply(h, fc_w, fc_b, proj_w)
 
@@ -147,8 +149,16 @@ class StudentGroup(torch.nn.Module):
     h + mlp2(h + mlp1(h)/2). Init as the paper: W1, b1 PyTorch default, W2 and the head zero.
     """
 
-    def __init__(self, n_students: int, depth: int, width: int = 32, vocab: int = 128, block: str = "euler",
-                 learned_head: bool = False, seed: int = 0):
+    def __init__(
+        self,
+        n_students: int,
+        depth: int,
+        width: int = 32,
+        vocab: int = 128,
+        block: str = "euler",
+        learned_head: bool = False,
+        seed: int = 0,
+    ):
         super().__init__()
         if block not in ("euler", "rk2"):
             raise ValueError(f"student block {block!r} unknown; use 'euler' or 'rk2'")

@@ -63,7 +63,8 @@ def variant_setup(cfg: dict, variant: str) -> str:
         raise DepthToyConfigError(
             f"config key 'depth_toy.variants.{variant}.setup' is missing: a variant not named after a setup must "
             f"say which it trains, one of {sorted(VARIANTS)}"
-            + (f" (or did you mean the variant name {close[0]!r}?)" if close else ""))
+            + (f" (or did you mean the variant name {close[0]!r}?)" if close else "")
+        )
     return setup
 
 
@@ -89,12 +90,14 @@ def variant_temperatures(cfg: dict, variant: str) -> list[float | None]:
     if not temps:
         raise DepthToyConfigError(
             f"config key 'depth_toy.variants.{variant}.temperatures' is missing or empty: variant {variant} "
-            "compares softmax outputs and needs at least one temperature, e.g. [0.1, 1.0]")
+            "compares softmax outputs and needs at least one temperature, e.g. [0.1, 1.0]"
+        )
     labels = [temp_label(t) for t in temps]
     if len(set(labels)) != len(labels):
         raise DepthToyConfigError(
             f"config key 'depth_toy.variants.{variant}.temperatures': {temps} has values equal to 4 significant "
-            "digits, which would share an output path; remove the duplicates")
+            "digits, which would share an output path; remove the duplicates"
+        )
     return [float(t) for t in temps]
 
 
@@ -103,7 +106,8 @@ def check(cfg: dict) -> None:
     if cfg["headline_variant"] not in cfg["variants"]:
         raise DepthToyConfigError(
             f"config key 'depth_toy.headline_variant' is {cfg['headline_variant']!r}, which is not among the "
-            f"configured variants {sorted(cfg['variants'])}; name one of them")
+            f"configured variants {sorted(cfg['variants'])}; name one of them"
+        )
     for variant in cfg["variants"]:
         variant_setup(cfg, variant)
         variant_temperatures(cfg, variant)
@@ -111,14 +115,19 @@ def check(cfg: dict) -> None:
 
 def jobs(cfg: dict) -> list[tuple[str, str, int]]:
     """Every (kind, variant, replicate) training job of the config."""
-    return [(k, v, r) for v in cfg["variants"] for k in variant_kinds(cfg, v) for r in range(cfg["replicates"])]
+    return [
+        (k, v, r) for v in cfg["variants"] for k in variant_kinds(cfg, v) for r in range(cfg["replicates"])
+    ]
 
 
 def student_files(cfg: dict, variant: str, kind: str = "{kind}", rep: str | int = "{rep}") -> list[str]:
     """The per-student JSON files of one job (wildcard patterns with the defaults)."""
     v = cfg["variants"][variant]
-    return [f"{RUNS}/{kind}/{variant}/rep{rep}/T{temp_label(t)}/depth{d}.json"
-            for t in variant_temperatures(cfg, variant) for d in v["depths"]]
+    return [
+        f"{RUNS}/{kind}/{variant}/rep{rep}/T{temp_label(t)}/depth{d}.json"
+        for t in variant_temperatures(cfg, variant)
+        for d in v["depths"]
+    ]
 
 
 def angle_file(variant: str, kind: str = "{kind}", rep: str | int = "{rep}") -> str:
@@ -137,14 +146,25 @@ def _job_settings(cfg: dict, variant: str) -> dict:
     """Every setting one variant's training job reads."""
     v = cfg["variants"][variant]
     return {
-        "variant": variant, "setup": variant_setup(cfg, variant), "depths": list(v["depths"]),
+        "variant": variant,
+        "setup": variant_setup(cfg, variant),
+        "depths": list(v["depths"]),
         "temperatures": variant_temperatures(cfg, variant),
-        "steps": v["steps"], "lr": v["lr"], "lr_depth_factor": v["lr_depth_factor"],
-        "schedule": v["schedule"], "batch_size": cfg["batch_size"], "test_batches": cfg["test_batches"],
-        "eval_every": cfg["eval_every"], "checkpoint_every": cfg["checkpoint_every"], "seed": cfg["seed"],
-        "width": cfg["width"], "vocab": cfg["vocab"], "teacher_depth": variant_teacher_depth(cfg, variant),
+        "steps": v["steps"],
+        "lr": v["lr"],
+        "lr_depth_factor": v["lr_depth_factor"],
+        "schedule": v["schedule"],
+        "batch_size": cfg["batch_size"],
+        "test_batches": cfg["test_batches"],
+        "eval_every": cfg["eval_every"],
+        "checkpoint_every": cfg["checkpoint_every"],
+        "seed": cfg["seed"],
+        "width": cfg["width"],
+        "vocab": cfg["vocab"],
+        "teacher_depth": variant_teacher_depth(cfg, variant),
         "teacher_per_task": cfg["teacher_per_task"],
-        "angle_samples": cfg["angle_samples"], "device": cfg["device"],
+        "angle_samples": cfg["angle_samples"],
+        "device": cfg["device"],
     }
 
 
@@ -176,20 +196,30 @@ def variant_table(cfg: dict) -> list[dict]:
     for variant, v in cfg["variants"].items():
         temps = variant_temperatures(cfg, variant)
         factor = v["lr_depth_factor"]
-        rows.append({
-            "variant": variant, "setup": variant_setup(cfg, variant), "kinds": ", ".join(variant_kinds(cfg, variant)),
-            "teacher_depth": variant_teacher_depth(cfg, variant), "depths": ", ".join(map(str, v["depths"])),
-            "steps": v["steps"], "temperatures": 0 if temps == [None] else len(temps),
-            "lr": f"{v['lr']:g}" if factor is None else f"{v['lr']:g}·{factor:g}/√ℓ",
-            "schedule": v["schedule"],
-            "teachers": "one per task" if cfg["teacher_per_task"] else "one per replicate",
-        })
+        rows.append(
+            {
+                "variant": variant,
+                "setup": variant_setup(cfg, variant),
+                "kinds": ", ".join(variant_kinds(cfg, variant)),
+                "teacher_depth": variant_teacher_depth(cfg, variant),
+                "depths": ", ".join(map(str, v["depths"])),
+                "steps": v["steps"],
+                "temperatures": 0 if temps == [None] else len(temps),
+                "lr": f"{v['lr']:g}" if factor is None else f"{v['lr']:g}·{factor:g}/√ℓ",
+                "schedule": v["schedule"],
+                "teachers": "one per task" if cfg["teacher_per_task"] else "one per replicate",
+            }
+        )
     return rows
 
 
 def section_params(cfg: dict) -> dict:
-    return {"headline_variant": cfg["headline_variant"], "note": cfg["note"], "angle_samples": cfg["angle_samples"],
-            "variants": variant_table(cfg)}
+    return {
+        "headline_variant": cfg["headline_variant"],
+        "note": cfg["note"],
+        "angle_samples": cfg["angle_samples"],
+        "variants": variant_table(cfg),
+    }
 
 
 def teacher_seed(seed: int, rep: int) -> int:
@@ -200,7 +230,9 @@ def teacher_seed(seed: int, rep: int) -> int:
 def task_teacher_seed(seed: int, variant: str, kind: str, rep: int, temperature: float | None) -> int:
     """With ``teacher_per_task``: the teacher of one (variant, kind, replicate, temperature) task, as the
     paper draws a fresh teacher for every task (tied and independent ones are then unrelated draws)."""
-    return zlib.crc32(f"teacher/{seed}/{variant}/{kind}/rep{rep}/T{temp_label(temperature)}".encode()) % (2**31)
+    return zlib.crc32(f"teacher/{seed}/{variant}/{kind}/rep{rep}/T{temp_label(temperature)}".encode()) % (
+        2**31
+    )
 
 
 def job_seed(seed: int, kind: str, variant: str, rep: int) -> int:

@@ -23,8 +23,11 @@ PAPER = {"independent": papers.ALPHA_L_TOY_INDEPENDENT, "tied": papers.ALPHA_L_T
 # 2·sqrt(err² + tol²) of the paper's value.
 TOLERANCE = {"independent": 0.15, "tied": 0.5}
 # the columns the section reads from each table (checked with the row counts depth_toy_tables recorded)
-TABLE_COLUMNS = {"runs": tuple(RUN_COLUMNS), "exponents": ("kind", "variant", "temperature", "alpha", "alpha_se"),
-                 "angles": tuple(ANGLE_COLUMNS)}
+TABLE_COLUMNS = {
+    "runs": tuple(RUN_COLUMNS),
+    "exponents": ("kind", "variant", "temperature", "alpha", "alpha_se"),
+    "angles": tuple(ANGLE_COLUMNS),
+}
 
 
 def _loss_vs_depth(runs: pd.DataFrame, ex: pd.DataFrame, variant: str):
@@ -45,8 +48,14 @@ def _loss_vs_depth(runs: pd.DataFrame, ex: pd.DataFrame, variant: str):
             e = e[e["temperature"].isna()] if t is None else e[np.isclose(e["temperature"], t)]
             if len(e) and np.isfinite(e["alpha"].iloc[0]):
                 d = np.array(sorted(mean.index), dtype=float)
-                ax.plot(d, np.exp(e["log_c"].iloc[0]) * d ** (-e["alpha"].iloc[0]), "-", color=color, lw=1,
-                        label=f"{label} α={e['alpha'].iloc[0]:.2f}".strip())
+                ax.plot(
+                    d,
+                    np.exp(e["log_c"].iloc[0]) * d ** (-e["alpha"].iloc[0]),
+                    "-",
+                    color=color,
+                    lw=1,
+                    label=f"{label} α={e['alpha'].iloc[0]:.2f}".strip(),
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("student depth ℓ (blocks)")
@@ -62,8 +71,15 @@ def _alpha_vs_t(ex: pd.DataFrame, variant: str):
         e = ex[(ex["kind"] == kind) & (ex["variant"] == variant)].sort_values("temperature")
         if e.empty:
             continue
-        ax.errorbar(e["temperature"], e["alpha"], yerr=e["alpha_se"].fillna(0), fmt=marker + "-", color=color,
-                    capsize=3, label=f"{kind} teacher")
+        ax.errorbar(
+            e["temperature"],
+            e["alpha"],
+            yerr=e["alpha_se"].fillna(0),
+            fmt=marker + "-",
+            color=color,
+            capsize=3,
+            label=f"{kind} teacher",
+        )
     for kind, paper in PAPER.items():
         ax.axhline(paper.value, color=KIND_STYLE[kind][0], ls=":", lw=1)
     ax.set_xscale("log")
@@ -90,10 +106,20 @@ def _angles_fig(angles: pd.DataFrame):
         if len(st):
             deepest = st["depth"].max()
             s = st[st["depth"] == deepest].groupby("layer", as_index=False).mean(numeric_only=True)
-            axes[0].plot(s["relative_layer"], s["angle_update_deg"], "--", color=color,
-                         label=f"student ℓ={deepest}, {kind} teacher")
-            axes[1].plot(s["relative_layer"], s["angle_state_deg"], "--", color=color,
-                         label=f"student ℓ={deepest}, {kind} teacher")
+            axes[0].plot(
+                s["relative_layer"],
+                s["angle_update_deg"],
+                "--",
+                color=color,
+                label=f"student ℓ={deepest}, {kind} teacher",
+            )
+            axes[1].plot(
+                s["relative_layer"],
+                s["angle_state_deg"],
+                "--",
+                color=color,
+                label=f"student ℓ={deepest}, {kind} teacher",
+            )
     axes[0].axhline(90, color="grey", ls=":", lw=1)
     axes[0].set_ylabel("angle(Δh_l, Δh_l+1) (degrees)")
     axes[1].set_ylabel("angle(h_l, h_l+1) (degrees)")
@@ -116,7 +142,9 @@ def _alpha_vs_step(traj: pd.DataFrame):
             mean = by_step.mean()
             ax.plot(mean.index, mean.values, marker + "-", color=color, label=f"{kind} teacher")
             if e["temperature"].notna().any():
-                ax.fill_between(mean.index, by_step.min().values, by_step.max().values, color=color, alpha=0.15)
+                ax.fill_between(
+                    mean.index, by_step.min().values, by_step.max().values, color=color, alpha=0.15
+                )
             ax.axhline(PAPER[kind].value, color=color, ls=":", lw=1)
         ax.set_xlabel("training step")
         ax.set_title(f"variant {variant}")
@@ -126,61 +154,91 @@ def _alpha_vs_step(traj: pd.DataFrame):
 
 
 def _intro(note: str) -> str:
-    return ("<p>A student residual network (width 32) learns a deeper teacher (128 blocks in the paper, 24 in its "
-            "exp-9-5); the loss of students of depth ℓ is fitted as L ∝ ℓ^(−α_ℓ). Independent teacher blocks give "
-            "random-walk dynamics (students average like an ensemble, α_ℓ ≈ 1 in the paper); tied blocks give "
-            f"smooth dynamics that a converged student can discretise (α_ℓ ≈ 3 in the paper). {note}</p>")
+    return (
+        "<p>A student residual network (width 32) learns a deeper teacher (128 blocks in the paper, 24 in its "
+        "exp-9-5); the loss of students of depth ℓ is fitted as L ∝ ℓ^(−α_ℓ). Independent teacher blocks give "
+        "random-walk dynamics (students average like an ensemble, α_ℓ ≈ 1 in the paper); tied blocks give "
+        f"smooth dynamics that a converged student can discretise (α_ℓ ≈ 3 in the paper). {note}</p>"
+    )
 
 
 def _variant_table(variants: list[dict]) -> str:
-    return table_html(pd.DataFrame(variants),
-                      "The variants of this run: setup (learned_head: KL, the student learns a head; shared_head: KL "
-                      "through one fixed head; mse: MSE on the final normalised states; rk2_mse: mse with a "
-                      "midpoint-rule student), teacher kinds and depth, student depths, steps, number of "
-                      "temperatures, learning rate (ℓ: student depth), schedule (flat_then_linear: flat for 80 % "
-                      "of the steps, then linear to 10 %), and whether each task draws its own teacher.")
+    return table_html(
+        pd.DataFrame(variants),
+        "The variants of this run: setup (learned_head: KL, the student learns a head; shared_head: KL "
+        "through one fixed head; mse: MSE on the final normalised states; rk2_mse: mse with a "
+        "midpoint-rule student), teacher kinds and depth, student depths, steps, number of "
+        "temperatures, learning rate (ℓ: student depth), schedule (flat_then_linear: flat for 80 % "
+        "of the steps, then linear to 10 %), and whether each task draws its own teacher.",
+    )
 
 
 def _exponent_figures(figs: Figures, runs: pd.DataFrame, ex: pd.DataFrame) -> list[str]:
     parts = []
     for variant in dict.fromkeys(runs["variant"]):
-        parts.append(figs.html(_loss_vs_depth(runs, ex, variant), f"loss_vs_depth_{variant}",
-                               f"Test loss vs student depth, variant {variant} (log-log; points: replicates, "
-                               "lines: power-law fits with their exponent α_ℓ)."))
+        parts.append(
+            figs.html(
+                _loss_vs_depth(runs, ex, variant),
+                f"loss_vs_depth_{variant}",
+                f"Test loss vs student depth, variant {variant} (log-log; points: replicates, "
+                "lines: power-law fits with their exponent α_ℓ).",
+            )
+        )
         if ex[ex["variant"] == variant]["temperature"].notna().any():
-            parts.append(figs.html(_alpha_vs_t(ex, variant), f"alpha_vs_temperature_{variant}",
-                                   f"Depth exponent α_ℓ (± standard error of the fit) against the teacher "
-                                   f"temperature T, variant {variant}; dotted: the paper's α_ℓ ≈ 1 "
-                                   "(independent) and ≈ 3 (tied, converged)."))
+            parts.append(
+                figs.html(
+                    _alpha_vs_t(ex, variant),
+                    f"alpha_vs_temperature_{variant}",
+                    f"Depth exponent α_ℓ (± standard error of the fit) against the teacher "
+                    f"temperature T, variant {variant}; dotted: the paper's α_ℓ ≈ 1 "
+                    "(independent) and ≈ 3 (tied, converged).",
+                )
+            )
     return parts
 
 
 def _trajectory_figure(figs: Figures, trajectory: pd.DataFrame) -> list[str]:
     if not len(trajectory) or trajectory["step"].nunique() <= 1:
         return []
-    return [figs.html(_alpha_vs_step(trajectory), "alpha_vs_step",
-                      "Depth exponent α_ℓ fitted to the test losses at each evaluation during training "
-                      "(results/depth_toy/exponent_vs_step.csv; mean over temperatures, band: their "
-                      "range); dotted: the paper's converged values. An exponent still rising at the "
-                      "last step means the students have not converged.")]
+    return [
+        figs.html(
+            _alpha_vs_step(trajectory),
+            "alpha_vs_step",
+            "Depth exponent α_ℓ fitted to the test losses at each evaluation during training "
+            "(results/depth_toy/exponent_vs_step.csv; mean over temperatures, band: their "
+            "range); dotted: the paper's converged values. An exponent still rising at the "
+            "last step means the students have not converged.",
+        )
+    ]
 
 
 def _exponent_table(ex: pd.DataFrame) -> str:
     show = ex.copy()
     show["alpha_ℓ"] = [fmt_pm(a, s) for a, s in zip(show["alpha"], show["alpha_se"])]
-    return table_html(show[["kind", "variant", "temperature", "replicates", "n_depths", "alpha_ℓ"]],
-                      "Depth exponents per teacher kind, variant and temperature (results/depth_toy/exponents.csv).")
+    return table_html(
+        show[["kind", "variant", "temperature", "replicates", "n_depths", "alpha_ℓ"]],
+        "Depth exponents per teacher kind, variant and temperature (results/depth_toy/exponents.csv).",
+    )
 
 
-def _angle_parts(figs: Figures, angles: pd.DataFrame, teacher_angles: pd.DataFrame, n_inputs: int) -> list[str]:
+def _angle_parts(
+    figs: Figures, angles: pd.DataFrame, teacher_angles: pd.DataFrame, n_inputs: int
+) -> list[str]:
     if not len(angles):
         return []
-    return [figs.html(_angles_fig(angles), "angles",
-                      f"Hidden-state geometry per layer ({n_inputs} fresh inputs): left, angle between successive "
-                      "updates (random walk: near 90°; smooth dynamics: small); right, angle between "
-                      "successive hidden states (log scale). Solid: teachers; dashed: the deepest students."),
-            table_html(teacher_angles, "Teacher angles averaged over layers (degrees; results/depth_toy/"
-                                       "teacher_angles.csv).")]
+    return [
+        figs.html(
+            _angles_fig(angles),
+            "angles",
+            f"Hidden-state geometry per layer ({n_inputs} fresh inputs): left, angle between successive "
+            "updates (random walk: near 90°; smooth dynamics: small); right, angle between "
+            "successive hidden states (log scale). Solid: teachers; dashed: the deepest students.",
+        ),
+        table_html(
+            teacher_angles,
+            "Teacher angles averaged over layers (degrees; results/depth_toy/teacher_angles.csv).",
+        ),
+    ]
 
 
 def headline_rows(runs: pd.DataFrame, ex: pd.DataFrame, variant: str) -> list[dict]:
@@ -190,36 +248,79 @@ def headline_rows(runs: pd.DataFrame, ex: pd.DataFrame, variant: str) -> list[di
     for kind, label in (("independent", "independent-teacher"), ("tied", "tied-teacher (converged)")):
         val, err, n = combined_exponent(ex, kind, variant)
         paper, tol = PAPER[kind], TOLERANCE[kind]
-        rows.append(headline_row(
-            f"Depth exponent α_ℓ, {label}, toy ({variant})", f"≈ {paper.value:g}",
-            None if not np.isfinite(val) else val, None if not np.isfinite(err) else err,
-            # a fit through two depths has no standard error: compare within the tolerance alone
-            agree_within(val, err if np.isfinite(err) else 0.0, paper.value, tol) if np.isfinite(val) else None,
-            "results/depth_toy/exponents.csv",
-            f"mean over {n} temperature(s), inverse-variance weighted; tolerance ±{tol:g} on the paper's value."
-            + (f" Students trained {steps} steps (the paper: 80000), so they are not converged."
-               if kind == "tied" and steps < 80000 else "")))
+        rows.append(
+            headline_row(
+                f"Depth exponent α_ℓ, {label}, toy ({variant})",
+                f"≈ {paper.value:g}",
+                None if not np.isfinite(val) else val,
+                None if not np.isfinite(err) else err,
+                # a fit through two depths has no standard error: compare within the tolerance alone
+                agree_within(val, err if np.isfinite(err) else 0.0, paper.value, tol)
+                if np.isfinite(val)
+                else None,
+                "results/depth_toy/exponents.csv",
+                f"mean over {n} temperature(s), inverse-variance weighted; tolerance ±{tol:g} on the paper's value."
+                + (
+                    f" Students trained {steps} steps (the paper: 80000), so they are not converged."
+                    if kind == "tied" and steps < 80000
+                    else ""
+                ),
+            )
+        )
     return rows
 
 
-def render(figs: Figures, runs: pd.DataFrame, ex: pd.DataFrame, angles: pd.DataFrame,
-           teacher_angles: pd.DataFrame, trajectory: pd.DataFrame, headline_variant: str, note: str,
-           n_inputs: int, variants_settings: list[dict]) -> tuple[str, list[dict]]:
+def render(
+    figs: Figures,
+    runs: pd.DataFrame,
+    ex: pd.DataFrame,
+    angles: pd.DataFrame,
+    teacher_angles: pd.DataFrame,
+    trajectory: pd.DataFrame,
+    headline_variant: str,
+    note: str,
+    n_inputs: int,
+    variants_settings: list[dict],
+) -> tuple[str, list[dict]]:
     """The section's HTML body (figures saved into ``figs``) and its headline rows."""
     variants = list(dict.fromkeys(runs["variant"]))
     if headline_variant not in variants:
         headline_variant = variants[0]
-    parts = [_intro(note), _variant_table(variants_settings), *_exponent_figures(figs, runs, ex), *_trajectory_figure(figs, trajectory),
-             _exponent_table(ex), *_angle_parts(figs, angles, teacher_angles, n_inputs)]
+    parts = [
+        _intro(note),
+        _variant_table(variants_settings),
+        *_exponent_figures(figs, runs, ex),
+        *_trajectory_figure(figs, trajectory),
+        _exponent_table(ex),
+        *_angle_parts(figs, angles, teacher_angles, n_inputs),
+    ]
     return "\n".join(parts), headline_rows(runs, ex, headline_variant)
 
 
-def depth_toy_section(tables: dict[str, str], html_out: str, headline_out: str, figures_dir: str,
-                      headline_variant: str, note: str, angle_samples: int, variants: list[dict]) -> None:
+def depth_toy_section(
+    tables: dict[str, str],
+    html_out: str,
+    headline_out: str,
+    figures_dir: str,
+    headline_variant: str,
+    note: str,
+    angle_samples: int,
+    variants: list[dict],
+) -> None:
     """Rule depth_toy_section: read the stage's tables (``tables``: runs, exponents, angles, trajectory,
     teacher_angles -> CSV path), write the section fragment, its headline rows and its figures.
     ``variants``: one row of settings per variant (``pipeline.variant_table``)."""
     t = {k: read_table(v, TABLES_RULE, TABLE_COLUMNS.get(k, ())) for k, v in tables.items()}
-    body, rows = render(Figures(figures_dir), t["runs"], t["exponents"], t["angles"], t["teacher_angles"],
-                        t["trajectory"], headline_variant, note, angle_samples, variants)
+    body, rows = render(
+        Figures(figures_dir),
+        t["runs"],
+        t["exponents"],
+        t["angles"],
+        t["teacher_angles"],
+        t["trajectory"],
+        headline_variant,
+        note,
+        angle_samples,
+        variants,
+    )
     write_section(html_out, headline_out, "depth_toy", TITLE, body, rows)

@@ -14,7 +14,16 @@ from depthwidth.integrity import read_json, read_table, write_table
 
 log = logging.getLogger("depthwidth.depth_toy")
 
-RUN_COLUMNS = ["kind", "variant", "temperature", "replicate", "depth", "steps", "final_train_loss", "test_loss"]
+RUN_COLUMNS = [
+    "kind",
+    "variant",
+    "temperature",
+    "replicate",
+    "depth",
+    "steps",
+    "final_train_loss",
+    "test_loss",
+]
 CURVE_COLUMNS = ["kind", "variant", "temperature", "replicate", "depth", "step", "test_loss"]
 ANGLE_COLUMNS = ["kind", "variant", "replicate", "model", "depth", "angle_update_deg", "angle_state_deg"]
 #: the rule that writes the tables (named in the fix when a consumer finds one damaged)
@@ -26,7 +35,7 @@ def train_rule(path: str | Path) -> str:
     rep<r>/...): the variant is the folder after the kind."""
     parts = Path(path).parts
     runs = Path(pipeline.RUNS).parts
-    i = next(k for k in range(len(parts)) if parts[k:k + len(runs)] == runs)
+    i = next(k for k in range(len(parts)) if parts[k : k + len(runs)] == runs)
     return f"depth_toy_train_{parts[i + len(runs) + 1]}"
 
 
@@ -36,10 +45,13 @@ def _read_students(student_paths: list[str]) -> tuple[pd.DataFrame, pd.DataFrame
     for p in student_paths:
         r = read_json(p, train_rule(p), (*RUN_COLUMNS, "test_curve"))
         rows.append({k: r[k] for k in RUN_COLUMNS})
-        curve_rows += [{**{k: r[k] for k in CURVE_COLUMNS[:5]}, "step": int(step), "test_loss": float(loss)}
-                       for step, loss in r["test_curve"]]
-    runs = pd.DataFrame(rows, columns=RUN_COLUMNS).sort_values(["kind", "variant", "temperature", "replicate",
-                                                                 "depth"])
+        curve_rows += [
+            {**{k: r[k] for k in CURVE_COLUMNS[:5]}, "step": int(step), "test_loss": float(loss)}
+            for step, loss in r["test_curve"]
+        ]
+    runs = pd.DataFrame(rows, columns=RUN_COLUMNS).sort_values(
+        ["kind", "variant", "temperature", "replicate", "depth"]
+    )
     return runs, pd.DataFrame(curve_rows, columns=CURVE_COLUMNS)
 
 
@@ -49,8 +61,15 @@ def mean_update_angle(angles: pd.DataFrame, model: str = "teacher") -> pd.DataFr
     return sel.groupby(["kind", "depth"], as_index=False)[["angle_update_deg", "angle_state_deg"]].mean()
 
 
-def depth_toy_tables(student_paths: list[str], angle_paths: list[str], runs_out: str, exponents_out: str,
-                     angles_out: str, trajectory_out: str, teacher_angles_out: str) -> pd.DataFrame:
+def depth_toy_tables(
+    student_paths: list[str],
+    angle_paths: list[str],
+    runs_out: str,
+    exponents_out: str,
+    angles_out: str,
+    trajectory_out: str,
+    teacher_angles_out: str,
+) -> pd.DataFrame:
     """Rule depth_toy_tables: runs.csv (one row per student, RUN_COLUMNS), exponents.csv (α_ℓ ± SE per kind,
     variant, T), all angle tables stacked, ``trajectory_out`` (α_ℓ at every evaluated step of training) and
     ``teacher_angles_out`` (the teachers' angles averaged over layers)."""

@@ -39,6 +39,7 @@ from depthwidth.logs import Progress
 
 log = logging.getLogger("depthwidth.depth_toy")
 
+
 class DivergenceError(RuntimeError):
     """A student's loss became NaN or infinite; the message names the run and the step."""
 
@@ -77,8 +78,10 @@ class TrainSettings:
         if self.setup is None:
             self.setup = self.variant
         if self.setup not in VARIANTS:
-            raise ValueError(f"depth_toy setup {self.setup!r} (variant {self.variant!r}) unknown; use one of "
-                             f"{sorted(VARIANTS)}")
+            raise ValueError(
+                f"depth_toy setup {self.setup!r} (variant {self.variant!r}) unknown; use one of "
+                f"{sorted(VARIANTS)}"
+            )
         if VARIANTS[self.setup]["loss"] == "mse":
             self.temperatures = [None]
         elif not self.temperatures or any(t is None or t <= 0 for t in self.temperatures):
@@ -92,8 +95,9 @@ class TrainSettings:
         return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def learning_rate(step: int, total: int, base: float, schedule: str, decay_start: float = 0.8,
-                  final_fraction: float = 0.1) -> float:
+def learning_rate(
+    step: int, total: int, base: float, schedule: str, decay_start: float = 0.8, final_fraction: float = 0.1
+) -> float:
     """The paper's schedule: ``base`` until decay_start·total, then linear to final_fraction·base."""
     if schedule == "constant" or step < total * decay_start:
         return base
@@ -111,7 +115,9 @@ def _row_teachers(teacher: Teacher | list[Teacher], n_rows: int) -> list[Teacher
     """One teacher per student row: ``teacher`` repeated, or a list of one per row (``teacher_per_task``)."""
     teachers = [teacher] * n_rows if isinstance(teacher, Teacher) else list(teacher)
     if len(teachers) != n_rows:
-        raise ValueError(f"{len(teachers)} teachers for {n_rows} student rows (temperatures); give one or one per row")
+        raise ValueError(
+            f"{len(teachers)} teachers for {n_rows} student rows (temperatures); give one or one per row"
+        )
     return teachers
 
 
@@ -123,8 +129,13 @@ class Targets:
     normalised state (MSE), (B, D) for one teacher, (S, B, D) for one per row; ``readout``: the fixed head
     of the shared-head setup, (D, V) or (S, D, V)."""
 
-    def __init__(self, teacher: Teacher | list[Teacher], x: torch.Tensor, settings: TrainSettings,
-                 temps: torch.Tensor | None):
+    def __init__(
+        self,
+        teacher: Teacher | list[Teacher],
+        x: torch.Tensor,
+        settings: TrainSettings,
+        temps: torch.Tensor | None,
+    ):
         teachers = _row_teachers(teacher, len(settings.temperatures))
         one = all(t is teachers[0] for t in teachers)
         if one:
@@ -137,12 +148,19 @@ class Targets:
             name = "head" if head == "learned" else "shared_head"
             w = getattr(teachers[0], name) if one else torch.stack([getattr(t, name) for t in teachers])
             logits = self.states @ w  # (B, V), or (S, B, V) with one teacher per row
-            self.log_probs = F.log_softmax((logits.unsqueeze(0) if one else logits) / temps, dim=-1)  # (S, B, V)
+            self.log_probs = F.log_softmax(
+                (logits.unsqueeze(0) if one else logits) / temps, dim=-1
+            )  # (S, B, V)
             self.readout = w if head == "shared" else None
 
 
-def student_losses(group: StudentGroup, x: torch.Tensor, targets: Targets, settings: TrainSettings,
-                   temps: torch.Tensor | None) -> torch.Tensor:
+def student_losses(
+    group: StudentGroup,
+    x: torch.Tensor,
+    targets: Targets,
+    settings: TrainSettings,
+    temps: torch.Tensor | None,
+) -> torch.Tensor:
     """Per-student loss (S,) on batch x (B, D): KL(teacher ‖ student) in nats per sample, or the MSE of
     the final normalised states (mean over batch and width)."""
     out = group(x)  # (S, B, D)
@@ -169,8 +187,10 @@ def _teachers_fingerprint(teachers: list[Teacher]) -> str:
     """A short hash of which teacher each row learns from (a checkpoint made with other teachers is not
     resumed)."""
     ids: dict[int, int] = {}
-    desc = [[ids.setdefault(id(t), len(ids)), t.kind, t.depth, float(t.fc_w[0].sum()), float(t.proj_w[-1].sum())]
-            for t in teachers]
+    desc = [
+        [ids.setdefault(id(t), len(ids)), t.kind, t.depth, float(t.fc_w[0].sum()), float(t.proj_w[-1].sum())]
+        for t in teachers
+    ]
     return hashlib.sha256(json.dumps(desc).encode()).hexdigest()[:8]
 
 
@@ -183,8 +203,14 @@ def _to_device(teachers: list[Teacher], dev) -> list[Teacher]:
     return [moved[id(t)] for t in teachers]
 
 
-def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, checkpoint: str | Path | None = None,
-                   device: str = "cpu", progress_every_s: float = 30.0, fingerprint: dict | None = None) -> list[dict]:
+def train_students(
+    teacher: Teacher | list[Teacher],
+    settings: TrainSettings,
+    checkpoint: str | Path | None = None,
+    device: str = "cpu",
+    progress_every_s: float = 30.0,
+    fingerprint: dict | None = None,
+) -> list[dict]:
     """Train every (temperature, depth) student of one job and return one record per student. ``teacher``: one
     teacher for every temperature, or a list of one per temperature (``teacher_per_task``). Records hold
     ``temperature`` (None for MSE), ``depth``, ``steps``, ``final_train_loss`` (mean of the last 2 % of
@@ -210,8 +236,15 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
         temps = torch.tensor(settings.temperatures, dtype=torch.float32, device=dev).view(S, 1, 1)
     groups, opts = [], []
     for gi, depth in enumerate(settings.depths):
-        g = StudentGroup(S, depth, settings.width, settings.vocab, block=variant["block"],
-                         learned_head=variant["head"] == "learned", seed=settings.seed * 1000 + gi).to(dev)
+        g = StudentGroup(
+            S,
+            depth,
+            settings.width,
+            settings.vocab,
+            block=variant["block"],
+            learned_head=variant["head"] == "learned",
+            seed=settings.seed * 1000 + gi,
+        ).to(dev)
         groups.append(g)
         opts.append(torch.optim.Adam(g.parameters(), lr=base_lr(settings, depth), foreach=True))
     data_gen = torch.Generator(device="cpu").manual_seed(settings.seed * 7919 + 17)
@@ -222,8 +255,12 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
     ckpt = Path(checkpoint) if checkpoint else None
     # The seal of the checkpoint holds this fingerprint: a checkpoint of other settings, seeds, teachers or
     # job (``fingerprint``: the rule's params, kind, replicate), or a damaged one, is moved aside, never resumed.
-    fp = {"settings": settings.fingerprint(), "labels": settings.labels, "teachers": _teachers_fingerprint(teachers),
-          "job": fingerprint}
+    fp = {
+        "settings": settings.fingerprint(),
+        "labels": settings.labels,
+        "teachers": _teachers_fingerprint(teachers),
+        "job": fingerprint,
+    }
     state = load_checkpoint(ckpt, fp, map_location=dev, weights_only=False) if ckpt is not None else None
     if state is not None:
         for g, o, gs, os_ in zip(groups, opts, state["groups"], state["opts"]):
@@ -237,8 +274,10 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
 
     # Test inputs are fixed per job (every student is scored on the same batches); teacher targets cached.
     test_gen = torch.Generator(device="cpu").manual_seed(settings.seed * 7919 + 23)
-    test_x = [torch.randn(settings.batch_size, settings.width, generator=test_gen).to(dev)
-              for _ in range(settings.test_batches)]
+    test_x = [
+        torch.randn(settings.batch_size, settings.width, generator=test_gen).to(dev)
+        for _ in range(settings.test_batches)
+    ]
     with torch.no_grad():
         test_targets = [Targets(teachers, x, settings, temps) for x in test_x]
 
@@ -247,15 +286,23 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
             tot = sum(student_losses(g, x, t, settings, temps) for x, t in zip(test_x, test_targets))
         return (tot / len(test_x)).cpu().numpy()
 
-    what = " ".join(["depth_toy", *(f"{k}={v}" for k, v in settings.labels.items()), settings.variant, "steps"])
+    what = " ".join(
+        ["depth_toy", *(f"{k}={v}" for k, v in settings.labels.items()), settings.variant, "steps"]
+    )
     progress = Progress(steps - start, what, every_s=progress_every_s, logger=log)
     t0 = time.monotonic()
     for step in range(start, steps):
         x = torch.randn(settings.batch_size, settings.width, generator=data_gen).to(dev)
         targets = Targets(teachers, x, settings, temps)
         for gi, (g, o) in enumerate(zip(groups, opts)):
-            lr = learning_rate(step, steps, base_lr(settings, g.depth), settings.schedule, settings.decay_start,
-                               settings.final_lr_fraction)
+            lr = learning_rate(
+                step,
+                steps,
+                base_lr(settings, g.depth),
+                settings.schedule,
+                settings.decay_start,
+                settings.final_lr_fraction,
+            )
             for pg in o.param_groups:
                 pg["lr"] = lr
             losses = student_losses(g, x, targets, settings, temps)
@@ -276,12 +323,26 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
             for gi, g in enumerate(groups):
                 for s, v in enumerate(evaluate(g)):
                     test_curve[gi][s].append((done, float(v)))
-        if ckpt is not None and settings.checkpoint_every and done % settings.checkpoint_every == 0 and done < steps:
+        if (
+            ckpt is not None
+            and settings.checkpoint_every
+            and done % settings.checkpoint_every == 0
+            and done < steps
+        ):
             # atomic, then sealed: a kill while writing leaves the previous checkpoint and its seal, or (killed
             # between the two) a checkpoint that fails its seal, which a rerun moves aside (starting at step 0)
-            save_checkpoint({"step": done, "groups": [g.state_dict() for g in groups],
-                             "opts": [o.state_dict() for o in opts], "data_gen": data_gen.get_state(),
-                             "train_loss": train_loss[:, :, :done], "test_curve": test_curve}, ckpt, fp)
+            save_checkpoint(
+                {
+                    "step": done,
+                    "groups": [g.state_dict() for g in groups],
+                    "opts": [o.state_dict() for o in opts],
+                    "data_gen": data_gen.get_state(),
+                    "train_loss": train_loss[:, :, :done],
+                    "test_curve": test_curve,
+                },
+                ckpt,
+                fp,
+            )
         progress.update(1, loss=float(train_loss[:, :, step].mean()))
 
     window = max(1, steps // 50)
@@ -293,11 +354,20 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
             tl = train_loss[gi, s]
             edges = np.linspace(0, steps, min(steps, 200) + 1).astype(int)
             curve = [(int(b), float(tl[a:b].mean())) for a, b in zip(edges[:-1], edges[1:]) if b > a]
-            records.append({
-                "temperature": None if temp is None else float(temp), "depth": g.depth, "steps": steps,
-                "final_train_loss": float(tl[steps - window:].mean()), "test_loss": float(final[s]),
-                "test_curve": test_curve[gi][s], "train_curve": curve, "group": gi, "row": s, "_group": g,
-            })
+            records.append(
+                {
+                    "temperature": None if temp is None else float(temp),
+                    "depth": g.depth,
+                    "steps": steps,
+                    "final_train_loss": float(tl[steps - window :].mean()),
+                    "test_loss": float(final[s]),
+                    "test_curve": test_curve[gi][s],
+                    "train_curve": curve,
+                    "group": gi,
+                    "row": s,
+                    "_group": g,
+                }
+            )
     log.info("trained %d students in %.1fs (%d steps)", len(records), time.monotonic() - t0, steps - start)
     return records
 
@@ -305,11 +375,27 @@ def train_students(teacher: Teacher | list[Teacher], settings: TrainSettings, ch
 def settings_for(params: dict, kind: str, rep: int) -> TrainSettings:
     """The :class:`TrainSettings` of one job from its rule params (``pipeline.train_params``, plus the
     speed knobs of ``pipeline.speed_params``)."""
-    keys = ("variant", "setup", "depths", "temperatures", "steps", "lr", "lr_depth_factor", "schedule", "batch_size",
-            "test_batches", "eval_every", "checkpoint_every", "width", "vocab")
-    return TrainSettings(**{k: params[k] for k in keys},
-                         seed=pipeline.job_seed(params["seed"], kind, params["variant"], rep),
-                         labels={"kind": kind, "rep": rep})
+    keys = (
+        "variant",
+        "setup",
+        "depths",
+        "temperatures",
+        "steps",
+        "lr",
+        "lr_depth_factor",
+        "schedule",
+        "batch_size",
+        "test_batches",
+        "eval_every",
+        "checkpoint_every",
+        "width",
+        "vocab",
+    )
+    return TrainSettings(
+        **{k: params[k] for k in keys},
+        seed=pipeline.job_seed(params["seed"], kind, params["variant"], rep),
+        labels={"kind": kind, "rep": rep},
+    )
 
 
 def job_teachers(params: dict, kind: str, rep: int) -> list[Teacher]:
@@ -317,35 +403,59 @@ def job_teachers(params: dict, kind: str, rep: int) -> list[Teacher]:
     the variant's depth, width and vocabulary. By default one teacher (replicate ``rep``'s seed) serves every
     row; with ``teacher_per_task`` each (variant, kind, replicate, temperature) task draws its own, as the
     paper does."""
+
     def build(seed: int) -> Teacher:
         return make_teacher(kind, seed, params["teacher_depth"], params["width"], params["vocab"])
 
     if not params["teacher_per_task"]:
         return [build(pipeline.teacher_seed(params["seed"], rep))] * len(params["temperatures"])
-    return [build(pipeline.task_teacher_seed(params["seed"], params["variant"], kind, rep, t))
-            for t in params["temperatures"]]
+    return [
+        build(pipeline.task_teacher_seed(params["seed"], params["variant"], kind, rep, t))
+        for t in params["temperatures"]
+    ]
 
 
-def write_job_outputs(records: list[dict], teacher: Teacher | list[Teacher], kind: str, variant: str, rep: int,
-                      student_paths: list[str], angles_path: str, angle_samples: int) -> None:
+def write_job_outputs(
+    records: list[dict],
+    teacher: Teacher | list[Teacher],
+    kind: str,
+    variant: str,
+    rep: int,
+    student_paths: list[str],
+    angles_path: str,
+    angle_samples: int,
+) -> None:
     """One JSON per student at its path (matched by T and depth in the path), and the job's angle table.
     Every path the rule declares must be produced by a trained student, or this raises."""
     by_path = {f"T{temp_label(r['temperature'])}/depth{r['depth']}.json": r for r in records}
-    angles = angle_table(teacher, records, {"kind": kind, "variant": variant, "replicate": rep}, angle_samples)
+    angles = angle_table(
+        teacher, records, {"kind": kind, "variant": variant, "replicate": rep}, angle_samples
+    )
     for p in map(Path, student_paths):
         key = f"{p.parent.name}/{p.name}"
         if key not in by_path:
             raise RuntimeError(f"no trained student for output {p}; trained: {sorted(by_path)}")
         r = by_path[key]
-        out = {"kind": kind, "variant": variant, "replicate": rep,
-               **{k: v for k, v in r.items() if not k.startswith("_") and k not in ("group", "row")}}
+        out = {
+            "kind": kind,
+            "variant": variant,
+            "replicate": rep,
+            **{k: v for k, v in r.items() if not k.startswith("_") and k not in ("group", "row")},
+        }
         write_json(p, out, indent=1)  # sealed: rule depth_toy_tables checks each file before using it
     write_table(angles, angles_path)
     log.info("wrote %d student files and %s", len(student_paths), angles_path)
 
 
-def depth_toy_train(params: dict, speed: dict, kind: str, rep: int, student_paths: list[str], angles_path: str,
-                    threads: int = 1) -> None:
+def depth_toy_train(
+    params: dict,
+    speed: dict,
+    kind: str,
+    rep: int,
+    student_paths: list[str],
+    angles_path: str,
+    threads: int = 1,
+) -> None:
     """Rule depth_toy_train_<variant>: train every student of one (kind, variant, replicate) job and write
     its per-student files and angle table. ``params``: ``pipeline.train_params``; ``speed``:
     ``pipeline.speed_params``. A ``checkpoint.pt`` beside the angle table lets a killed job resume."""
@@ -354,18 +464,36 @@ def depth_toy_train(params: dict, speed: dict, kind: str, rep: int, student_path
     device = p["device"] if p["device"] != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     settings = settings_for(p, kind, rep)
     teachers = _to_device(job_teachers(p, kind, rep), device)
-    log.info("depth_toy %s/%s (%s) rep %d on %s: depths %s, %d temperature(s), %d steps, teacher depth %d (%d "
-             "teacher(s))", kind, p["variant"], p["setup"], rep, device, p["depths"], len(settings.temperatures),
-             p["steps"], p["teacher_depth"], len({id(t) for t in teachers}))
+    log.info(
+        "depth_toy %s/%s (%s) rep %d on %s: depths %s, %d temperature(s), %d steps, teacher depth %d (%d "
+        "teacher(s))",
+        kind,
+        p["variant"],
+        p["setup"],
+        rep,
+        device,
+        p["depths"],
+        len(settings.temperatures),
+        p["steps"],
+        p["teacher_depth"],
+        len({id(t) for t in teachers}),
+    )
     checkpoint = Path(angles_path).with_name("checkpoint.pt")
-    job = {"params": params, "kind": kind, "rep": rep}  # the rule's result params: speed knobs are not in them
+    job = {
+        "params": params,
+        "kind": kind,
+        "rep": rep,
+    }  # the rule's result params: speed knobs are not in them
     records = train_students(teachers, settings, checkpoint=checkpoint, device=device, fingerprint=job)
-    write_job_outputs(records, teachers, kind, p["variant"], rep, student_paths, angles_path, p["angle_samples"])
+    write_job_outputs(
+        records, teachers, kind, p["variant"], rep, student_paths, angles_path, p["angle_samples"]
+    )
     unseal(checkpoint)  # finished: the outputs now hold everything worth keeping
 
 
-def plain_loop_step(teacher_model: torch.nn.Module, student_model: torch.nn.Module, opt, x: torch.Tensor,
-                    temperature: float) -> float:
+def plain_loop_step(
+    teacher_model: torch.nn.Module, student_model: torch.nn.Module, opt, x: torch.Tensor, temperature: float
+) -> float:
     """One step of the paper's plain loop (exp-9-1), for the benchmark: teacher recomputed for this one
     student, KL via F.kl_div. Models are :func:`reference_model` s."""
     with torch.no_grad():

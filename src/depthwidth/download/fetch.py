@@ -35,7 +35,6 @@ def load_manifest(path: str | Path = MANIFEST_PATH) -> dict:
     return yaml.safe_load(Path(path).read_text())
 
 
-
 def nanogpt_table_a9(raw: bytes) -> bytes:
     """nanoGPT's scaling_laws.ipynb holds Table A9 as the string ``chinchilla_models_txt``: a list of
     ``[params, d_model, ffw_size, kv_size, n_heads, n_layers]``. Write it as our CSV (params in millions)."""
@@ -80,12 +79,20 @@ def _download(url: str, timeout: float) -> bytes:
         return r.read()
 
 
-def fetch(relpath: str, dest: str | Path, mirrors: list[str | Path], manifest: dict | None = None,
-          timeout: float = 30.0, allow_network: bool = True) -> str:
+def fetch(
+    relpath: str,
+    dest: str | Path,
+    mirrors: list[str | Path],
+    manifest: dict | None = None,
+    timeout: float = 30.0,
+    allow_network: bool = True,
+) -> str:
     """Put the pinned file ``relpath`` at ``dest``. Returns where it came from (a path or URL)."""
     manifest = load_manifest() if manifest is None else manifest
     if relpath not in manifest:
-        raise FetchError(f"'{relpath}' is not in the manifest {MANIFEST_PATH}; known files: {sorted(manifest)}")
+        raise FetchError(
+            f"'{relpath}' is not in the manifest {MANIFEST_PATH}; known files: {sorted(manifest)}"
+        )
     entry = manifest[relpath]
     want = entry["sha256"]
     tried: list[str] = []
@@ -96,8 +103,9 @@ def fetch(relpath: str, dest: str | Path, mirrors: list[str | Path], manifest: d
             continue
         got = sha256_file(cand)
         if got != want:
-            tried.append(f"{cand}: checksum mismatch (sha256 {got}, expected {want}); "
-                         "replace or delete that file")
+            tried.append(
+                f"{cand}: checksum mismatch (sha256 {got}, expected {want}); replace or delete that file"
+            )
             log.warning("mirror file %s has the wrong checksum; skipping it", cand)
             continue
         atomic_copy(cand, dest)

@@ -90,7 +90,11 @@ def read_corpus(path: str | Path, text_column: str = "text", limit: int | None =
             else:
                 # A single object is either one document or a dict of columns; try columns first.
                 obj = json.loads(path.read_text())
-                df = pd.DataFrame(obj) if all(isinstance(v, list) for v in obj.values()) else pd.DataFrame([obj])
+                df = (
+                    pd.DataFrame(obj)
+                    if all(isinstance(v, list) for v in obj.values())
+                    else pd.DataFrame([obj])
+                )
         else:
             raise CorpusError(
                 f"corpus file {path}: unknown format '{suffix}'. Fix: give a .parquet, .json or .jsonl file."
@@ -105,7 +109,9 @@ def read_corpus(path: str | Path, text_column: str = "text", limit: int | None =
     return _records_from_frame(df, path, text_column, limit)
 
 
-def read_parquet_checked(path: str | Path, limit: int | None = None, columns: list[str] | None = None) -> pd.DataFrame:
+def read_parquet_checked(
+    path: str | Path, limit: int | None = None, columns: list[str] | None = None
+) -> pd.DataFrame:
     """Read a parquet file, turning pyarrow's errors on truncated files into a :class:`CorpusError`."""
     path = Path(path)
     try:
@@ -131,16 +137,22 @@ def read_parquet_checked(path: str | Path, limit: int | None = None, columns: li
     return table.to_pandas()
 
 
-def take_from_hub(dataset: str, config: str, revision: str, split: str, n_docs: int,
-                  text_column: str = "text") -> list[dict]:
+def take_from_hub(
+    dataset: str, config: str, revision: str, split: str, n_docs: int, text_column: str = "text"
+) -> list[dict]:
     """The first ``n_docs`` documents of a hub dataset, streamed (only the row groups needed are read)."""
     try:
         import datasets
     except ImportError as e:  # pragma: no cover - datasets is a dependency
         raise CorpusError("the 'datasets' package is needed to stream FineWeb from the hub") from e
     try:
-        ds = datasets.load_dataset(dataset, name=None if config == DEFAULT_CONFIG else config,
-                                   split=split, streaming=True, revision=revision)
+        ds = datasets.load_dataset(
+            dataset,
+            name=None if config == DEFAULT_CONFIG else config,
+            split=split,
+            streaming=True,
+            revision=revision,
+        )
         out = []
         for row in ds:
             out.append(row)
@@ -160,8 +172,9 @@ def take_from_hub(dataset: str, config: str, revision: str, split: str, n_docs: 
     return _records_from_frame(df, Path(f"hub:{dataset}/{config}"), text_column, n_docs)
 
 
-def write_shards(docs: list[dict], out_paths: list[str | Path], docs_per_shard: int,
-                 source: str = "") -> None:
+def write_shards(
+    docs: list[dict], out_paths: list[str | Path], docs_per_shard: int, source: str = ""
+) -> None:
     """Write ``docs`` (stream order) as parquet shards, ``docs_per_shard`` each, atomically.
 
     ``out_paths`` must be exactly as many files as the documents need. Empty shards are refused:
@@ -177,7 +190,7 @@ def write_shards(docs: list[dict], out_paths: list[str | Path], docs_per_shard: 
     df = pd.DataFrame(docs)
     df.insert(0, "doc_index", range(len(df)))
     for i, path in enumerate(out_paths):
-        part = df.iloc[i * docs_per_shard:(i + 1) * docs_per_shard].reset_index(drop=True)
+        part = df.iloc[i * docs_per_shard : (i + 1) * docs_per_shard].reset_index(drop=True)
         atomic_write_parquet(path, part)
         log.info("wrote %s (%d documents)", path, len(part))
 
@@ -203,10 +216,21 @@ def read_shards(paths: list[str | Path], limit: int | None = None) -> pd.DataFra
     return out.iloc[:limit] if limit is not None else out
 
 
-def materialise(out_paths: list[str | Path], *, n_docs: int, docs_per_shard: int, source: str,
-                dataset: str = DEFAULT_DATASET, config: str = DEFAULT_CONFIG, revision: str = "main",
-                split: str = "train", mirror_file: str | Path | None = None, mirror_docs: int = 0,
-                local_path: str | Path | None = None, text_column: str = "text") -> str:
+def materialise(
+    out_paths: list[str | Path],
+    *,
+    n_docs: int,
+    docs_per_shard: int,
+    source: str,
+    dataset: str = DEFAULT_DATASET,
+    config: str = DEFAULT_CONFIG,
+    revision: str = "main",
+    split: str = "train",
+    mirror_file: str | Path | None = None,
+    mirror_docs: int = 0,
+    local_path: str | Path | None = None,
+    text_column: str = "text",
+) -> str:
     """Fill ``out_paths`` with the first ``n_docs`` documents of the configured source.
 
     ``source`` is ``"fineweb"`` (mirror when it covers the request, else the hub) or ``"local"``.
@@ -214,8 +238,10 @@ def materialise(out_paths: list[str | Path], *, n_docs: int, docs_per_shard: int
     """
     if source == "local":
         if not local_path:
-            raise CorpusError("hidden_states.corpus.source is 'local' but hidden_states.corpus.local_path is empty. "
-                              "Fix: set local_path to a parquet/JSON/JSONL file with a text column.")
+            raise CorpusError(
+                "hidden_states.corpus.source is 'local' but hidden_states.corpus.local_path is empty. "
+                "Fix: set local_path to a parquet/JSON/JSONL file with a text column."
+            )
         docs = read_corpus(local_path, text_column=text_column, limit=n_docs)
         where = f"local file {local_path}"
     elif source == "fineweb":
@@ -223,8 +249,13 @@ def materialise(out_paths: list[str | Path], *, n_docs: int, docs_per_shard: int
             docs = read_corpus(mirror_file, text_column=text_column, limit=n_docs)
             where = f"mirror {mirror_file} (first {mirror_docs} documents of {dataset}/{config})"
         else:
-            log.info("streaming the first %d documents of %s (config %s, revision %s)", n_docs, dataset, config,
-                     revision)
+            log.info(
+                "streaming the first %d documents of %s (config %s, revision %s)",
+                n_docs,
+                dataset,
+                config,
+                revision,
+            )
             docs = take_from_hub(dataset, config, revision, split, n_docs, text_column=text_column)
             where = f"hub {dataset}/{config}@{revision}"
     else:

@@ -77,15 +77,18 @@ def pad_batch(seqs: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, tor
     ids = torch.full((len(seqs), T), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), T), dtype=torch.long)
     for r, s in enumerate(seqs):
-        ids[r, :len(s)] = torch.tensor(s, dtype=torch.long)
-        mask[r, :len(s)] = 1
+        ids[r, : len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[r, : len(s)] = 1
     return ids, mask
 
 
-def save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None) -> None:
+def save_tensors(
+    tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None
+) -> None:
     """A safetensors file, written atomically (``depthwidth.files``)."""
-    atomic_write(path, lambda p: save_file({k: v.contiguous() for k, v in tensors.items()}, str(p),
-                                           metadata=metadata))
+    atomic_write(
+        path, lambda p: save_file({k: v.contiguous() for k, v in tensors.items()}, str(p), metadata=metadata)
+    )
 
 
 def _cat(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -122,11 +125,27 @@ class _Parts:
         return [load_file(str(p)) for p in sorted(self.dir.glob("part-*.safetensors"))]
 
 
-def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str | Path, *,
-            model_name: str, max_tokens: int = 1024, batch_tokens: int = 16384, max_batch_docs: int = 256,
-            losses: tuple[str, ...] = LOSSES, device: str = "auto", dtype: str = "auto",
-            keep_raw_tokens: int = 0, checkpoint_every_s: float = 120.0, chunk_tokens: int = 4096,
-            progress_every_s: float = 10.0, loss_stride: int = 1, last_block_mask: str = "causal") -> dict:
+def extract(
+    model,
+    tokenizer,
+    texts: list[str],
+    doc_index: list[int],
+    out: str | Path,
+    *,
+    model_name: str,
+    max_tokens: int = 1024,
+    batch_tokens: int = 16384,
+    max_batch_docs: int = 256,
+    losses: tuple[str, ...] = LOSSES,
+    device: str = "auto",
+    dtype: str = "auto",
+    keep_raw_tokens: int = 0,
+    checkpoint_every_s: float = 120.0,
+    chunk_tokens: int = 4096,
+    progress_every_s: float = 10.0,
+    loss_stride: int = 1,
+    last_block_mask: str = "causal",
+) -> dict:
     """Extract per-token metrics of ``texts`` with ``model`` into the safetensors file ``out``.
 
     Returns a summary dict (tokens, documents, seconds, tokens/s, peak GPU memory in GiB).
@@ -140,22 +159,44 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
     parts_info = find_parts(model)
     limit = getattr(model.config, "max_position_embeddings", None)
     if isinstance(limit, int) and limit > 0 and max_tokens > limit:
-        log.warning("%s: max_tokens %d exceeds the model's %d positions; truncating to %d",
-                    model_name, max_tokens, limit, limit)
+        log.warning(
+            "%s: max_tokens %d exceeds the model's %d positions; truncating to %d",
+            model_name,
+            max_tokens,
+            limit,
+            limit,
+        )
         max_tokens = limit
     seqs = tokenize(tokenizer, texts, max_tokens)
     batches = make_batches([len(s) for s in seqs], batch_tokens, max_batch_docs)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    fingerprint = {"model": model_name, "n_docs": len(texts), "max_tokens": max_tokens,
-                   "batch_tokens": batch_tokens, "max_batch_docs": max_batch_docs, "losses": list(losses),
-                   "dtype": str(dt), "keep_raw_tokens": keep_raw_tokens, "loss_stride": loss_stride,
-                   "last_block_mask": last_block_mask, "first_doc": int(doc_index[0]) if doc_index else -1}
+    fingerprint = {
+        "model": model_name,
+        "n_docs": len(texts),
+        "max_tokens": max_tokens,
+        "batch_tokens": batch_tokens,
+        "max_batch_docs": max_batch_docs,
+        "losses": list(losses),
+        "dtype": str(dt),
+        "keep_raw_tokens": keep_raw_tokens,
+        "loss_stride": loss_stride,
+        "last_block_mask": last_block_mask,
+        "first_doc": int(doc_index[0]) if doc_index else -1,
+    }
     parts = _Parts(out, fingerprint)
     done = parts.done_batches()
     n_tokens_total = sum(len(seqs[i]) - 1 for b in batches for i in b)
-    log.info("%s on %s (%s): %d documents, %d scored tokens, %d batches (%d already done), losses %s",
-             model_name, dev, dt, len(texts), n_tokens_total, len(batches), len(done & set(range(len(batches)))),
-             list(losses) if parts_info.decode is not None else "none (no causal LM head)")
+    log.info(
+        "%s on %s (%s): %d documents, %d scored tokens, %d batches (%d already done), losses %s",
+        model_name,
+        dev,
+        dt,
+        len(texts),
+        n_tokens_total,
+        len(batches),
+        len(done & set(range(len(batches)))),
+        list(losses) if parts_info.decode is not None else "none (no causal LM head)",
+    )
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
     prog = Progress(len(batches), f"{model_name} batches", every_s=progress_every_s, logger=log)
@@ -169,12 +210,23 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
             prog.update(1)
             continue
         ids, mask = pad_batch([seqs[i] for i in rows], pad_id)
-        res = batch_metrics(parts_info, ids.to(dev), mask.to(dev), losses=losses, chunk_tokens=chunk_tokens,
-                            keep_raw=raw_left if bi == 0 else 0, loss_stride=loss_stride,
-                            last_block_mask=last_block_mask)
+        res = batch_metrics(
+            parts_info,
+            ids.to(dev),
+            mask.to(dev),
+            losses=losses,
+            chunk_tokens=chunk_tokens,
+            keep_raw=raw_left if bi == 0 else 0,
+            loss_stride=loss_stride,
+            last_block_mask=last_block_mask,
+        )
         row_doc = torch.tensor([doc_index[i] for i in rows], dtype=torch.int32)
-        rec = {k: v.float().cpu() for k, v in res.items()
-               if k not in ("row", "position", "token_id", "target_id", "raw_hidden") and not k.endswith("_layers")}
+        rec = {
+            k: v.float().cpu()
+            for k, v in res.items()
+            if k not in ("row", "position", "token_id", "target_id", "raw_hidden")
+            and not k.endswith("_layers")
+        }
         rec["doc_index"] = row_doc[res["row"].cpu()]
         rec["position"] = res["position"].cpu().to(torch.int32)
         rec["token_id"] = res["token_id"].cpu().to(torch.int32)
@@ -182,8 +234,11 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
         if "raw_hidden" in res:
             # Raw states are a small inspection sample from the first batch only (its longest documents).
             k = res["raw_hidden"].shape[0]
-            raw = {"raw_hidden": res["raw_hidden"].cpu(), "raw_doc_index": rec["doc_index"][:k],
-                   "raw_position": rec["position"][:k]}
+            raw = {
+                "raw_hidden": res["raw_hidden"].cpu(),
+                "raw_doc_index": rec["doc_index"][:k],
+                "raw_position": rec["position"][:k],
+            }
             save_tensors(raw, parts.dir / "raw.safetensors")
         pending.append(rec)
         first = bi if first is None else first
@@ -203,31 +258,56 @@ def extract(model, tokenizer, texts: list[str], doc_index: list[int], out: str |
     data = {k: v[order] for k, v in data.items()}
     for variant in losses:  # which layers the loss columns are (the same in every batch), stored once
         if f"loss_{variant}" in data:
-            data[f"loss_{variant}_layers"] = torch.tensor(loss_layers(parts_info.n_layers, loss_stride, variant),
-                                                          dtype=torch.int32)
+            data[f"loss_{variant}_layers"] = torch.tensor(
+                loss_layers(parts_info.n_layers, loss_stride, variant), dtype=torch.int32
+            )
     raw_path = parts.dir / "raw.safetensors"
     if keep_raw_tokens > 0 and raw_path.exists():
         data.update(load_file(str(raw_path)))
     uniq = torch.unique(torch.cat([data["token_id"], data["target_id"]])).tolist()
     token_strings = {int(i): tokenizer.decode([int(i)]) for i in uniq}
     peak_gib = torch.cuda.max_memory_allocated(dev) / 2**30 if dev.type == "cuda" else float("nan")
-    summary = {"model": model_name, "device": str(dev), "dtype": str(dt).removeprefix("torch."),
-               "n_layers": parts_info.n_layers, "hidden_size": int(getattr(model.config, "hidden_size", 0) or 0),
-               "n_docs": len(texts), "n_tokens": int(data["position"].shape[0]), "max_tokens": max_tokens,
-               "losses": list(losses) if parts_info.decode is not None else [], "loss_stride": loss_stride,
-               "last_block_mask": last_block_mask,
-               "seconds_this_run": round(seconds, 3), "tokens_per_s_this_run": n_new / max(seconds, 1e-9),
-               "peak_gpu_gib": peak_gib, "architecture": type(model).__name__}
+    summary = {
+        "model": model_name,
+        "device": str(dev),
+        "dtype": str(dt).removeprefix("torch."),
+        "n_layers": parts_info.n_layers,
+        "hidden_size": int(getattr(model.config, "hidden_size", 0) or 0),
+        "n_docs": len(texts),
+        "n_tokens": int(data["position"].shape[0]),
+        "max_tokens": max_tokens,
+        "losses": list(losses) if parts_info.decode is not None else [],
+        "loss_stride": loss_stride,
+        "last_block_mask": last_block_mask,
+        "seconds_this_run": round(seconds, 3),
+        "tokens_per_s_this_run": n_new / max(seconds, 1e-9),
+        "peak_gpu_gib": peak_gib,
+        "architecture": type(model).__name__,
+    }
     meta = {"summary": json.dumps(summary), "token_strings": json.dumps(token_strings)}
     save_tensors(data, out, metadata=meta)
     shutil.rmtree(parts.dir, ignore_errors=True)
-    log.info("%s: wrote %s (%d tokens, %.1f s, %.0f tokens/s)", model_name, out, summary["n_tokens"], seconds,
-             summary["tokens_per_s_this_run"])
+    log.info(
+        "%s: wrote %s (%d tokens, %.1f s, %.0f tokens/s)",
+        model_name,
+        out,
+        summary["n_tokens"],
+        seconds,
+        summary["tokens_per_s_this_run"],
+    )
     return summary
 
 
-def hidden_states_extract(shards: list[str | Path], model_manifest: str | Path, out: str | Path, *,
-                          model_name: str, params: dict, speed: dict, threads: int = 1) -> dict:
+def hidden_states_extract(
+    shards: list[str | Path],
+    model_manifest: str | Path,
+    out: str | Path,
+    *,
+    model_name: str,
+    params: dict,
+    speed: dict,
+    threads: int = 1,
+) -> dict:
     """Rule ``hidden_states_extract``: the first ``params["n_docs"]`` documents of the FineWeb shards
     through the fetched model (``data/models/<name>/manifest.json``) into the per-token file ``out``.
 
@@ -240,13 +320,25 @@ def hidden_states_extract(shards: list[str | Path], model_manifest: str | Path, 
     torch.set_num_threads(max(1, threads))
     docs = read_shards(list(shards), limit=params["n_docs"])
     loaded = load_model(Path(model_manifest).parent)
-    return extract(loaded.model, loaded.tokenizer, docs["text"].tolist(), docs["doc_index"].tolist(), out,
-                   model_name=model_name, max_tokens=params["max_tokens"], losses=tuple(params["losses"]),
-                   loss_stride=params["loss_stride"], last_block_mask=params["last_block_mask"],
-                   device=params["device"], dtype=params["dtype"],
-                   keep_raw_tokens=params["keep_raw_tokens"], batch_tokens=speed["batch_tokens"],
-                   max_batch_docs=speed["max_batch_docs"], chunk_tokens=speed["loss_chunk_tokens"],
-                   checkpoint_every_s=speed["checkpoint_every_s"])
+    return extract(
+        loaded.model,
+        loaded.tokenizer,
+        docs["text"].tolist(),
+        docs["doc_index"].tolist(),
+        out,
+        model_name=model_name,
+        max_tokens=params["max_tokens"],
+        losses=tuple(params["losses"]),
+        loss_stride=params["loss_stride"],
+        last_block_mask=params["last_block_mask"],
+        device=params["device"],
+        dtype=params["dtype"],
+        keep_raw_tokens=params["keep_raw_tokens"],
+        batch_tokens=speed["batch_tokens"],
+        max_batch_docs=speed["max_batch_docs"],
+        chunk_tokens=speed["loss_chunk_tokens"],
+        checkpoint_every_s=speed["checkpoint_every_s"],
+    )
 
 
 def load_token_metrics(path: str | Path) -> tuple[dict[str, torch.Tensor], dict, dict[int, str]]:
@@ -259,8 +351,10 @@ def load_token_metrics(path: str | Path) -> tuple[dict[str, torch.Tensor], dict,
             meta = f.metadata() or {}
             tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 - safe_open is not iterable
     except Exception as e:
-        raise RuntimeError(f"per-token metrics file {path} is unreadable ({type(e).__name__}: {e}). "
-                           "Fix: delete it and rerun the hidden_states_extract rule.") from e
+        raise RuntimeError(
+            f"per-token metrics file {path} is unreadable ({type(e).__name__}: {e}). "
+            "Fix: delete it and rerun the hidden_states_extract rule."
+        ) from e
     summary = json.loads(meta.get("summary", "{}"))
     strings = {int(k): v for k, v in json.loads(meta.get("token_strings", "{}")).items()}
     return tensors, summary, strings

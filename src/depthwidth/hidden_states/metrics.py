@@ -91,7 +91,9 @@ def _n_layers(model: nn.Module) -> int:
     for key in ("num_hidden_layers", "n_layer", "num_layers"):
         if isinstance(getattr(cfg, key, None), int):
             return getattr(cfg, key)
-    raise UnsupportedModelError(f"{type(model).__name__}: its config names no layer count (num_hidden_layers)")
+    raise UnsupportedModelError(
+        f"{type(model).__name__}: its config names no layer count (num_hidden_layers)"
+    )
 
 
 def find_parts(model: nn.Module) -> ModelParts:
@@ -131,8 +133,9 @@ def valid_positions(attention_mask: torch.Tensor) -> torch.Tensor:
     return m[:, :-1] & m[:, 1:]
 
 
-def angle(a: torch.Tensor, b: torch.Tensor, na: torch.Tensor | None = None,
-          nb: torch.Tensor | None = None) -> torch.Tensor:
+def angle(
+    a: torch.Tensor, b: torch.Tensor, na: torch.Tensor | None = None, nb: torch.Tensor | None = None
+) -> torch.Tensor:
     """Angle in radians between rows of ``a`` and ``b`` (N, d) -> (N,); norms may be passed in."""
     na = a.norm(dim=-1) if na is None else na
     nb = b.norm(dim=-1) if nb is None else nb
@@ -171,20 +174,29 @@ def geometry(states: list[torch.Tensor]) -> dict[str, torch.Tensor]:
     def stack(xs):
         return torch.stack(xs, dim=1) if xs else x0.new_zeros((x0.shape[0], 0))
 
-    return {"theta": stack(theta), "theta_dh": stack(theta_dh), "norm": stack(norm),
-            "angle_to_last": stack(to_last), "progress": stack(progress)}
+    return {
+        "theta": stack(theta),
+        "theta_dh": stack(theta_dh),
+        "norm": stack(norm),
+        "angle_to_last": stack(to_last),
+        "progress": stack(progress),
+    }
 
 
-def next_token_loss(decode: Callable[[torch.Tensor], torch.Tensor], states: torch.Tensor,
-                    targets: torch.Tensor, chunk_tokens: int = 4096) -> torch.Tensor:
+def next_token_loss(
+    decode: Callable[[torch.Tensor], torch.Tensor],
+    states: torch.Tensor,
+    targets: torch.Tensor,
+    chunk_tokens: int = 4096,
+) -> torch.Tensor:
     """Cross-entropy (nats, float32) of ``decode(states)`` against ``targets``: (N, d), (N,) -> (N,).
 
     Decoding goes ``chunk_tokens`` rows at a time so the (rows, vocab) logits never hold all tokens.
     """
     out = []
     for i in range(0, states.shape[0], chunk_tokens):
-        logits = decode(states[i:i + chunk_tokens]).float()
-        t = targets[i:i + chunk_tokens]
+        logits = decode(states[i : i + chunk_tokens]).float()
+        t = targets[i : i + chunk_tokens]
         # logsumexp minus the target's logit: cross-entropy without writing a second (rows, vocab) array
         out.append(logits.logsumexp(-1) - logits.gather(1, t[:, None]).squeeze(1))
     return torch.cat(out) if out else states.new_zeros((0,), dtype=torch.float32)
@@ -220,13 +232,17 @@ class _CaptureCall:
         if "use_cache" in self.kwargs:
             self.kwargs["use_cache"] = False
 
-    def rerun(self, module: nn.Module, h: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def rerun(
+        self, module: nn.Module, h: torch.Tensor, attention_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """The block on ``h`` with the recorded arguments; ``attention_mask`` replaces the recorded mask."""
         kwargs = self.kwargs
         if attention_mask is not None:
             if "attention_mask" not in kwargs:
-                raise UnsupportedModelError(f"{type(module).__name__} is not called with an attention_mask "
-                                            "keyword; its mask cannot be replaced (use last_block_mask: causal)")
+                raise UnsupportedModelError(
+                    f"{type(module).__name__} is not called with an attention_mask "
+                    "keyword; its mask cannot be replaced (use last_block_mask: causal)"
+                )
             kwargs = {**kwargs, "attention_mask": attention_mask}
         if self.args:
             out = module(h, *self.args[1:], **kwargs)
@@ -253,9 +269,16 @@ def loss_layers(n_layers: int, stride: int, variant: str) -> list[int]:
 
 
 @torch.inference_mode()
-def batch_metrics(parts: ModelParts, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                  losses: tuple[str, ...] = LOSSES, chunk_tokens: int = 4096,
-                  keep_raw: int = 0, loss_stride: int = 1, last_block_mask: str = "causal") -> dict[str, torch.Tensor]:
+def batch_metrics(
+    parts: ModelParts,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    losses: tuple[str, ...] = LOSSES,
+    chunk_tokens: int = 4096,
+    keep_raw: int = 0,
+    loss_stride: int = 1,
+    last_block_mask: str = "causal",
+) -> dict[str, torch.Tensor]:
     """All metrics of one right-padded batch; tensors stay on the model's device.
 
     ``input_ids``, ``attention_mask``: (B, T) on the model's device. Returns the metrics of the module
@@ -275,16 +298,23 @@ def batch_metrics(parts: ModelParts, input_ids: torch.Tensor, attention_mask: to
     losses = tuple(losses) if decode is not None else ()
     capture = _CaptureCall(parts.last_layer) if "last_block" in losses else None
     try:
-        out = parts.model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True,
-                          use_cache=False, return_dict=True)
+        out = parts.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            output_hidden_states=True,
+            use_cache=False,
+            return_dict=True,
+        )
     finally:
         if capture is not None:
             capture.remove()
     hs = out.hidden_states
     L = len(hs) - 1
     if L != parts.n_layers:
-        raise UnsupportedModelError(f"{type(parts.model).__name__} returned {len(hs)} hidden states, "
-                                    f"expected n_layers + 1 = {parts.n_layers + 1}")
+        raise UnsupportedModelError(
+            f"{type(parts.model).__name__} returned {len(hs)} hidden states, "
+            f"expected n_layers + 1 = {parts.n_layers + 1}"
+        )
     if hs[-1].shape[-1] != hs[0].shape[-1]:
         raise UnsupportedModelError(
             f"{type(parts.model).__name__}: the last hidden state has width {hs[-1].shape[-1]} but the others "
@@ -302,7 +332,9 @@ def batch_metrics(parts: ModelParts, input_ids: torch.Tensor, attention_mask: to
         own = F.cross_entropy(out.logits[:, :-1][valid].float(), targets, reduction="none")
     if "logit_lens" in losses:
         layers = loss_layers(L, loss_stride, "logit_lens")
-        per_layer = [own if l == L else next_token_loss(decode, kept[l], targets, chunk_tokens) for l in layers]
+        per_layer = [
+            own if l == L else next_token_loss(decode, kept[l], targets, chunk_tokens) for l in layers
+        ]
         res["loss_logit_lens"] = torch.stack(per_layer, dim=1)
         res["loss_logit_lens_layers"] = torch.tensor(layers, dtype=torch.int32)
     if "last_block" in losses:

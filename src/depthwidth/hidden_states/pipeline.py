@@ -15,8 +15,12 @@ SPEED_KEYS = ("batch_tokens", "max_batch_docs", "loss_chunk_tokens", "checkpoint
 # Keys of the section that are not settings of the extraction itself.
 _NOT_EXTRACTION = ("corpus", "models", "gpu", "stats")
 
-SECTION_FILES = (("layers", "layer_stats.csv"), ("groups", "token_groups.csv"),
-                 ("sample", "token_sample.parquet"), ("summary", "summary.json"))
+SECTION_FILES = (
+    ("layers", "layer_stats.csv"),
+    ("groups", "token_groups.csv"),
+    ("sample", "token_sample.parquet"),
+    ("summary", "summary.json"),
+)
 
 
 def check(config: dict) -> None:
@@ -75,5 +79,8 @@ def stats_mem_mb(wildcards, input) -> int:
 
 def section_inputs(config: dict) -> dict:
     """The per-model statistics files the section reads, keyed ``<kind>_<model>``."""
-    return {f"{key}_{m}": f"results/hidden_states/{m}/{name}" for m in models(config)
-            for key, name in SECTION_FILES}
+    return {
+        f"{key}_{m}": f"results/hidden_states/{m}/{name}"
+        for m in models(config)
+        for key, name in SECTION_FILES
+    }

@@ -19,8 +19,12 @@ TITLE = "LLM hidden states on FineWeb: most layers are similar (Liu et al. 2026)
 
 
 def read_model_outputs(layer_csv: str, groups_csv: str, sample_parquet: str, summary_json: str):
-    return (pd.read_csv(layer_csv), pd.read_csv(groups_csv), pd.read_parquet(sample_parquet),
-            json.loads(Path(summary_json).read_text()))
+    return (
+        pd.read_csv(layer_csv),
+        pd.read_csv(groups_csv),
+        pd.read_parquet(sample_parquet),
+        json.loads(Path(summary_json).read_text()),
+    )
 
 
 def models_table(summaries: dict[str, dict]) -> pd.DataFrame:
@@ -28,14 +32,20 @@ def models_table(summaries: dict[str, dict]) -> pd.DataFrame:
     rows = []
     for name, s in summaries.items():
         comp = s.get("compositional_loss_last_block", {})
-        rows.append({"model": name, "layers": s["n_layers"], "tokens": s["n_tokens"],
-                     "θ mid (deg)": s["middle_means_rad"].get("theta", float("nan")) * DEG,
-                     "θ^Δ mid (deg)": s["middle_means_rad"].get("theta_dh", float("nan")) * DEG,
-                     "smooth bulk (%)": 100 * s["bulk_share"],
-                     "PC1, PC2 var. (%)": ", ".join(f"{100 * v:.0f}" for v in s["bulk_rule"]["pca_explained"]),
-                     "median depth of 90 % gain": comp.get("median_depth_90", float("nan")),
-                     f"tokens done by {comp.get('early', 0.5):g}·L (%)": 100 * comp.get("share_done_by_early",
-                                                                                        float("nan"))})
+        rows.append(
+            {
+                "model": name,
+                "layers": s["n_layers"],
+                "tokens": s["n_tokens"],
+                "θ mid (deg)": s["middle_means_rad"].get("theta", float("nan")) * DEG,
+                "θ^Δ mid (deg)": s["middle_means_rad"].get("theta_dh", float("nan")) * DEG,
+                "smooth bulk (%)": 100 * s["bulk_share"],
+                "PC1, PC2 var. (%)": ", ".join(f"{100 * v:.0f}" for v in s["bulk_rule"]["pca_explained"]),
+                "median depth of 90 % gain": comp.get("median_depth_90", float("nan")),
+                f"tokens done by {comp.get('early', 0.5):g}·L (%)": 100
+                * comp.get("share_done_by_early", float("nan")),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -59,9 +69,14 @@ def angles_figure(tables: dict[str, pd.DataFrame], mid: list[float]):
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
     _curves(axes[0], tables, "theta", DEG)
     _curves(axes[1], tables, "theta_dh", DEG)
-    axes[0].set(xlabel="relative depth l/L", ylabel="θ_l = angle(h_l, h_{l+1}) (degrees)", title="rotation per layer")
-    axes[1].set(xlabel="relative depth l/L", ylabel="θ^Δ_l = angle(Δh_l, Δh_{l+1}) (degrees)",
-                title="angle between consecutive updates")
+    axes[0].set(
+        xlabel="relative depth l/L", ylabel="θ_l = angle(h_l, h_{l+1}) (degrees)", title="rotation per layer"
+    )
+    axes[1].set(
+        xlabel="relative depth l/L",
+        ylabel="θ^Δ_l = angle(Δh_l, Δh_{l+1}) (degrees)",
+        title="angle between consecutive updates",
+    )
     axes[1].axhline(90, color="grey", lw=0.8, ls="--")
     for ax in axes:
         ax.axvspan(*mid, color="grey", alpha=0.08)
@@ -76,11 +91,16 @@ def norm_progress_loss_figure(tables: dict[str, pd.DataFrame]):
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), constrained_layout=True)
     _curves(axes[0], tables, "norm", band=False)
     axes[0].set_yscale("log")
-    axes[0].set(xlabel="relative depth l/L", ylabel="‖h_l‖ (model units, log scale)", title="hidden-state norm")
+    axes[0].set(
+        xlabel="relative depth l/L", ylabel="‖h_l‖ (model units, log scale)", title="hidden-state norm"
+    )
     _curves(axes[1], tables, "progress", band=True)
     axes[1].plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="uniform progress")
-    axes[1].set(xlabel="relative depth l/L", ylabel="s_l = ⟨h_l−h_0, h_L−h_0⟩/‖h_L−h_0‖² (1)",
-                title="progress towards h_L")
+    axes[1].set(
+        xlabel="relative depth l/L",
+        ylabel="s_l = ⟨h_l−h_0, h_L−h_0⟩/‖h_L−h_0‖² (1)",
+        title="progress towards h_L",
+    )
     _curves(axes[2], tables, "loss_last_block", band=False)
     for name, tab in tables.items():
         s = tab[tab.metric == "loss_logit_lens"]
@@ -129,8 +149,11 @@ def improvement_figure(summaries: dict[str, dict]):
         h = summaries[name]["improvement_depth_hist_loss_last_block"]
         c, e = np.asarray(h["counts"], float), np.asarray(h["edges"])
         ax.step(e[1:], c / max(c.sum(), 1), where="pre", label=name)
-    ax.set(xlabel="relative depth reached with ≥ 90 % of the token's loss gain", ylabel="share of tokens",
-           title="compositional-assembly test")
+    ax.set(
+        xlabel="relative depth reached with ≥ 90 % of the token's loss gain",
+        ylabel="share of tokens",
+        title="compositional-assembly test",
+    )
     ax.legend(fontsize=8)
     return fig
 
@@ -144,34 +167,47 @@ INTRO = (
     "hidden states, θ<sup>Δ</sup><sub>l</sub> the angle between consecutive updates Δh<sub>l</sub> = "
     "h<sub>l+1</sub> − h<sub>l</sub>. The paper finds small, nearly constant θ and θ<sup>Δ</sup> near 90° in "
     "the middle layers of most tokens: layers make similar, weakly correlated small updates, as an ensemble "
-    "would. Tokens count only where they and their successor are real (unpadded) tokens.</p>")
+    "would. Tokens count only where they and their successor are real (unpadded) tokens.</p>"
+)
 
-ANGLES_CAPTION = ("θ_l and θ^Δ_l against relative depth, one curve per model (mean over tokens; band: 25–75 % "
-                  "quantiles; grey span: the middle layers averaged in the table; dashed: 90°, uncorrelated updates).")
-LOSS_CAPTION = ("Left: mean norm of h_l. Middle: progress s_l of h_l along h_L − h_0 (dashed: equal steps). "
-                "Right: mean next-token loss when decoding after l layers: solid, the paper's variant (h_l through "
-                "the last block, final norm and LM head); dotted, the plain logit lens (final norm and LM head "
-                "only). Encoders have no loss.")
-PROFILES_CAPTION = ("Top: each token's θ profile projected on its first two principal components (a random "
-                    "sample of the bulk, every outlier). Bottom: mean θ_l profile of bulk and outlier tokens.")
-IMPROVEMENT_CAPTION = ("Distribution over improving tokens of the relative depth after which the next-token loss "
-                       "(paper's last-block variant) stays within 10 % of its total improvement. Mass near 1 means "
-                       "gradual improvement to the end (ensemble averaging); mass at small depths would mean early "
-                       "completion (hierarchy).")
+ANGLES_CAPTION = (
+    "θ_l and θ^Δ_l against relative depth, one curve per model (mean over tokens; band: 25–75 % "
+    "quantiles; grey span: the middle layers averaged in the table; dashed: 90°, uncorrelated updates)."
+)
+LOSS_CAPTION = (
+    "Left: mean norm of h_l. Middle: progress s_l of h_l along h_L − h_0 (dashed: equal steps). "
+    "Right: mean next-token loss when decoding after l layers: solid, the paper's variant (h_l through "
+    "the last block, final norm and LM head); dotted, the plain logit lens (final norm and LM head "
+    "only). Encoders have no loss."
+)
+PROFILES_CAPTION = (
+    "Top: each token's θ profile projected on its first two principal components (a random "
+    "sample of the bulk, every outlier). Bottom: mean θ_l profile of bulk and outlier tokens."
+)
+IMPROVEMENT_CAPTION = (
+    "Distribution over improving tokens of the relative depth after which the next-token loss "
+    "(paper's last-block variant) stays within 10 % of its total improvement. Mass near 1 means "
+    "gradual improvement to the end (ensemble averaging); mass at small depths would mean early "
+    "completion (hierarchy)."
+)
 
 
 def mask_note(summaries: dict[str, dict]) -> str:
     """Which attention mask the last-block losses were computed with, and why."""
     masks = {s.get("extraction", {}).get("last_block_mask", "causal") for s in summaries.values()}
     if masks == {"padding_only"}:
-        return ("<p class='note'>The last-block losses shown use the paper's padding-only attention mask "
-                "(hidden_states.last_block_mask: padding_only): for l &lt; L−1 the last block then sees later "
-                "tokens, the next one included, so these are not the losses of a causal model.</p>")
-    return ("<p class='note'>The last-block losses shown are causal (each position sees only earlier tokens, as "
-            "in a model truncated to blocks 0..l−1 and the last block), because the paper's Pythia script passed "
-            "a padding-only mask, which under SDPA attention lets the last block see later tokens, the target "
-            "included, for l &lt; L−1 (hidden_states.last_block_mask: padding_only reproduces it; the README "
-            "gives how much it moves the curve).</p>")
+        return (
+            "<p class='note'>The last-block losses shown use the paper's padding-only attention mask "
+            "(hidden_states.last_block_mask: padding_only): for l &lt; L−1 the last block then sees later "
+            "tokens, the next one included, so these are not the losses of a causal model.</p>"
+        )
+    return (
+        "<p class='note'>The last-block losses shown are causal (each position sees only earlier tokens, as "
+        "in a model truncated to blocks 0..l−1 and the last block), because the paper's Pythia script passed "
+        "a padding-only mask, which under SDPA attention lets the last block see later tokens, the target "
+        "included, for l &lt; L−1 (hidden_states.last_block_mask: padding_only reproduces it; the README "
+        "gives how much it moves the curve).</p>"
+    )
 
 
 def models_caption(summaries: dict[str, dict], mid: list[float]) -> str:
@@ -183,18 +219,37 @@ def models_caption(summaries: dict[str, dict], mid: list[float]) -> str:
         f"{SMOOTH_BULK_PERCENT.text} %), and the compositional-assembly test on the paper's loss variant: the "
         "relative depth from which a token keeps ≥ 90 % of its total loss improvement (median over improving "
         "tokens), and the share of tokens that get there by half depth. A hierarchy of layers would finish most "
-        "tokens early; ensemble averaging predicts gradual gains up to the last layers.")
+        "tokens early; ensemble averaging predicts gradual gains up to the last layers."
+    )
 
 
 def groups_html(groups: dict[str, pd.DataFrame]) -> str:
     if not groups:
         return ""
     g = pd.concat(groups.values(), ignore_index=True)
-    keep = [c for c in ("model", "group", "n_tokens", "share", "share_position_0", "share_position_lt_4",
-                        "share_word", "share_punctuation", "share_space", "share_newline", "share_digit",
-                        "top_tokens") if c in g]
-    return table_html(g[keep], "What the tokens of each group are: share at the first position, at positions < 4, "
-                               "by kind of token, and the most frequent tokens.")
+    keep = [
+        c
+        for c in (
+            "model",
+            "group",
+            "n_tokens",
+            "share",
+            "share_position_0",
+            "share_position_lt_4",
+            "share_word",
+            "share_punctuation",
+            "share_space",
+            "share_newline",
+            "share_digit",
+            "top_tokens",
+        )
+        if c in g
+    ]
+    return table_html(
+        g[keep],
+        "What the tokens of each group are: share at the first position, at positions < 4, "
+        "by kind of token, and the most frequent tokens.",
+    )
 
 
 # --------------------------------------------------------------------------------------------- headline
@@ -205,57 +260,101 @@ def headline_rows(summaries: dict[str, dict]) -> list[dict]:
     for name, s in summaries.items():
         ext, mid = s.get("extraction", {}), s["middle"]
         share, err = 100 * s["bulk_share"], 100 * s["bulk_share_err"]
-        rows.append(headline_row(
-            f"tokens in the smooth bulk, {name} (%)", f"{SMOOTH_BULK_PERCENT.text} % (Pythia, FineWeb)", share, err,
-            agree_within(share, err, SMOOTH_BULK_PERCENT.value, 0.0), "hidden_states",
-            f"{s['n_tokens']} tokens of {ext.get('n_docs')} documents ≤ {ext.get('max_tokens')} tokens (the paper: "
-            f"1024, so first positions weigh less there); rule: robust PC distance ≤ "
-            f"{s['bulk_rule']['max_robust_distance']}"))
-        rows.append(headline_row(
-            f"middle-layer mean θ, {name} (deg)", "small and nearly constant in the middle layers",
-            s["middle_means_rad"].get("theta", float("nan")) * DEG, None, None, "hidden_states",
-            f"relative depth {mid[0]:g}–{mid[1]:g}; qualitative statement, not compared"))
-        rows.append(headline_row(
-            f"middle-layer mean θ^Δ, {name} (deg)", "near 90° (weakly correlated updates)",
-            s["middle_means_rad"].get("theta_dh", float("nan")) * DEG, None, None, "hidden_states",
-            "qualitative statement, not compared"))
+        rows.append(
+            headline_row(
+                f"tokens in the smooth bulk, {name} (%)",
+                f"{SMOOTH_BULK_PERCENT.text} % (Pythia, FineWeb)",
+                share,
+                err,
+                agree_within(share, err, SMOOTH_BULK_PERCENT.value, 0.0),
+                "hidden_states",
+                f"{s['n_tokens']} tokens of {ext.get('n_docs')} documents ≤ {ext.get('max_tokens')} tokens (the paper: "
+                f"1024, so first positions weigh less there); rule: robust PC distance ≤ "
+                f"{s['bulk_rule']['max_robust_distance']}",
+            )
+        )
+        rows.append(
+            headline_row(
+                f"middle-layer mean θ, {name} (deg)",
+                "small and nearly constant in the middle layers",
+                s["middle_means_rad"].get("theta", float("nan")) * DEG,
+                None,
+                None,
+                "hidden_states",
+                f"relative depth {mid[0]:g}–{mid[1]:g}; qualitative statement, not compared",
+            )
+        )
+        rows.append(
+            headline_row(
+                f"middle-layer mean θ^Δ, {name} (deg)",
+                "near 90° (weakly correlated updates)",
+                s["middle_means_rad"].get("theta_dh", float("nan")) * DEG,
+                None,
+                None,
+                "hidden_states",
+                "qualitative statement, not compared",
+            )
+        )
         comp = s.get("compositional_loss_last_block")
         if comp:
-            rows.append(headline_row(
-                f"tokens whose loss gain is done by half depth, {name} (%)",
-                "few: gradual improvement (ensemble averaging)", 100 * comp["share_done_by_early"], None, None,
-                "hidden_states", f"median depth of 90 % gain {comp['median_depth_90']:.2f}·L"))
+            rows.append(
+                headline_row(
+                    f"tokens whose loss gain is done by half depth, {name} (%)",
+                    "few: gradual improvement (ensemble averaging)",
+                    100 * comp["share_done_by_early"],
+                    None,
+                    None,
+                    "hidden_states",
+                    f"median depth of 90 % gain {comp['median_depth_90']:.2f}·L",
+                )
+            )
     return rows
 
 
 # ----------------------------------------------------------------------------------------------- render
 
 
-def render(tables: dict[str, pd.DataFrame], groups: dict[str, pd.DataFrame], samples: dict[str, pd.DataFrame],
-           summaries: dict[str, dict], figures: Figures) -> tuple[str, list[dict]]:
+def render(
+    tables: dict[str, pd.DataFrame],
+    groups: dict[str, pd.DataFrame],
+    samples: dict[str, pd.DataFrame],
+    summaries: dict[str, dict],
+    figures: Figures,
+) -> tuple[str, list[dict]]:
     """HTML body and headline rows of the section; the figures are written through ``figures``."""
     mid = next(iter(summaries.values()))["middle"] if summaries else [0.25, 0.75]
-    parts = [INTRO,
-             figures.html(angles_figure(tables, mid), "angles", ANGLES_CAPTION),
-             figures.html(norm_progress_loss_figure(tables), "norm_progress_loss", LOSS_CAPTION),
-             mask_note(summaries),
-             table_html(models_table(summaries), models_caption(summaries, mid)),
-             figures.html(profiles_figure(samples, summaries), "angle_profiles", PROFILES_CAPTION),
-             groups_html(groups)]
+    parts = [
+        INTRO,
+        figures.html(angles_figure(tables, mid), "angles", ANGLES_CAPTION),
+        figures.html(norm_progress_loss_figure(tables), "norm_progress_loss", LOSS_CAPTION),
+        mask_note(summaries),
+        table_html(models_table(summaries), models_caption(summaries, mid)),
+        figures.html(profiles_figure(samples, summaries), "angle_profiles", PROFILES_CAPTION),
+        groups_html(groups),
+    ]
     fig = improvement_figure(summaries)
     if fig is not None:
         parts.append(figures.html(fig, "improvement_depth", IMPROVEMENT_CAPTION))
     return "\n".join(p for p in parts if p), headline_rows(summaries)
 
 
-def hidden_states_section(inputs: dict[str, str], models: list[str], *, html: str | Path, headline: str | Path,
-                          layers: str | Path, models_csv: str | Path, figures: str | Path) -> None:
+def hidden_states_section(
+    inputs: dict[str, str],
+    models: list[str],
+    *,
+    html: str | Path,
+    headline: str | Path,
+    layers: str | Path,
+    models_csv: str | Path,
+    figures: str | Path,
+) -> None:
     """Rule ``hidden_states_section``: read each model's statistics (``inputs["<kind>_<model>"]``), write the
     joined layer table and the models table (CSV), the figures (PNG + caption) and the section."""
     tables, groups, samples, summaries = {}, {}, {}, {}
     for m in models:
         tables[m], groups[m], samples[m], summaries[m] = read_model_outputs(
-            inputs[f"layers_{m}"], inputs[f"groups_{m}"], inputs[f"sample_{m}"], inputs[f"summary_{m}"])
+            inputs[f"layers_{m}"], inputs[f"groups_{m}"], inputs[f"sample_{m}"], inputs[f"summary_{m}"]
+        )
     atomic_write_csv(layers, pd.concat(tables.values(), ignore_index=True))
     atomic_write_csv(models_csv, models_table(summaries))
     body, rows = render(tables, groups, samples, summaries, Figures(figures))

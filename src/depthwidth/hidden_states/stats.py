@@ -29,8 +29,15 @@ from depthwidth.papers import SMOOTH_BULK_PERCENT
 from .extract import load_token_metrics
 
 METRICS = ("theta", "theta_dh", "norm", "angle_to_last", "progress", "loss_logit_lens", "loss_last_block")
-UNITS = {"theta": "rad", "theta_dh": "rad", "norm": "model units", "angle_to_last": "rad", "progress": "1",
-         "loss_logit_lens": "nats", "loss_last_block": "nats"}
+UNITS = {
+    "theta": "rad",
+    "theta_dh": "rad",
+    "norm": "model units",
+    "angle_to_last": "rad",
+    "progress": "1",
+    "loss_logit_lens": "nats",
+    "loss_last_block": "nats",
+}
 
 
 def rel_depth(metric: str, n_cols: int, n_layers: int, layers=None) -> np.ndarray:
@@ -47,8 +54,9 @@ def column_layers(tensors: dict, metric: str):
     return np.asarray(tensors[key]).astype(int) if key in tensors else None
 
 
-def layer_table(tensors: dict, n_layers: int, model: str,
-                quantiles: tuple[float, ...] = (0.05, 0.25, 0.5, 0.75, 0.95)) -> pd.DataFrame:
+def layer_table(
+    tensors: dict, n_layers: int, model: str, quantiles: tuple[float, ...] = (0.05, 0.25, 0.5, 0.75, 0.95)
+) -> pd.DataFrame:
     """One row per (metric, layer column): n_tokens, mean, std and the quantiles of the metric."""
     rows = []
     for m in METRICS:
@@ -57,11 +65,20 @@ def layer_table(tensors: dict, n_layers: int, model: str,
         x = np.asarray(tensors[m], dtype=np.float64)
         layers = column_layers(tensors, m)
         depth = rel_depth(m, x.shape[1], n_layers, layers)
-        qs = np.quantile(x, quantiles, axis=0) if x.shape[0] else np.full((len(quantiles), x.shape[1]), np.nan)
+        qs = (
+            np.quantile(x, quantiles, axis=0) if x.shape[0] else np.full((len(quantiles), x.shape[1]), np.nan)
+        )
         for l in range(x.shape[1]):
-            row = {"model": model, "metric": m, "unit": UNITS[m],
-                   "layer": int(layers[l]) if layers is not None else l, "rel_depth": depth[l],
-                   "n_tokens": x.shape[0], "mean": x[:, l].mean(), "std": x[:, l].std()}
+            row = {
+                "model": model,
+                "metric": m,
+                "unit": UNITS[m],
+                "layer": int(layers[l]) if layers is not None else l,
+                "rel_depth": depth[l],
+                "n_tokens": x.shape[0],
+                "mean": x[:, l].mean(),
+                "std": x[:, l].std(),
+            }
             row.update({f"q{round(q * 100):02d}": qs[i, l] for i, q in enumerate(quantiles)})
             rows.append(row)
     return pd.DataFrame(rows)
@@ -71,7 +88,9 @@ def middle_mask(depth: np.ndarray, middle: tuple[float, float]) -> np.ndarray:
     return (depth >= middle[0]) & (depth <= middle[1])
 
 
-def middle_means(tensors: dict, n_layers: int, middle: tuple[float, float] = (0.25, 0.75)) -> dict[str, float]:
+def middle_means(
+    tensors: dict, n_layers: int, middle: tuple[float, float] = (0.25, 0.75)
+) -> dict[str, float]:
     """Mean over tokens and over the columns whose relative depth lies in ``middle`` (inclusive)."""
     out = {}
     for m in ("theta", "theta_dh", "angle_to_last", "norm"):
@@ -138,8 +157,9 @@ def kmeans(x: np.ndarray, k: int, seed: int = 0, iters: int = 50) -> np.ndarray:
     return remap[labels]
 
 
-def token_clusters(theta: np.ndarray, n_components: int = 2, max_distance: float = 6.0, n_clusters: int = 3,
-                   seed: int = 0) -> Clusters:
+def token_clusters(
+    theta: np.ndarray, n_components: int = 2, max_distance: float = 6.0, n_clusters: int = 3, seed: int = 0
+) -> Clusters:
     """Cluster tokens by their angle profile θ_l (N, L) in radians.
 
     The smooth bulk is every token whose robust distance (:func:`robust_distance`) in the space of
@@ -183,10 +203,17 @@ def token_kind(s: str) -> str:
     return "other"
 
 
-def describe_groups(mask_groups: dict[str, np.ndarray], position: np.ndarray, token_id: np.ndarray,
-                    strings: dict[int, str], top: int = 8) -> pd.DataFrame:
+def describe_groups(
+    mask_groups: dict[str, np.ndarray],
+    position: np.ndarray,
+    token_id: np.ndarray,
+    strings: dict[int, str],
+    top: int = 8,
+) -> pd.DataFrame:
     """What the tokens of each group are: share at position 0, at positions < 4, by token kind, top tokens."""
-    kinds_all = np.array([token_kind(strings.get(int(t), "")) for t in token_id]) if len(token_id) else np.array([])
+    kinds_all = (
+        np.array([token_kind(strings.get(int(t), "")) for t in token_id]) if len(token_id) else np.array([])
+    )
     rows = []
     n_all = max(len(position), 1)
     for name, m in mask_groups.items():
@@ -227,8 +254,9 @@ def improvement_depth(loss: np.ndarray, depth: np.ndarray, fraction: float = 0.9
     return out
 
 
-def compositional_test(loss: np.ndarray, depth: np.ndarray, fraction: float = 0.9,
-                       early: float = 0.5) -> dict[str, float]:
+def compositional_test(
+    loss: np.ndarray, depth: np.ndarray, fraction: float = 0.9, early: float = 0.5
+) -> dict[str, float]:
     """Summary of :func:`improvement_depth`: median, share of improving tokens done by ``early``,
     and the share of the mean loss improvement made after ``early``."""
     d = improvement_depth(loss, depth, fraction)
@@ -241,7 +269,9 @@ def compositional_test(loss: np.ndarray, depth: np.ndarray, fraction: float = 0.
         "share_improving": float(ok.mean()) if len(d) else float("nan"),
         "median_depth_90": float(np.median(d[ok])) if ok.any() else float("nan"),
         "share_done_by_early": float((d[ok] <= early).mean()) if ok.any() else float("nan"),
-        "share_of_mean_gain_after_early": float((at_early - mean_curve[-1]) / total) if total > 0 else float("nan"),
+        "share_of_mean_gain_after_early": float((at_early - mean_curve[-1]) / total)
+        if total > 0
+        else float("nan"),
         "fraction": fraction,
         "early": early,
     }
@@ -250,17 +280,26 @@ def compositional_test(loss: np.ndarray, depth: np.ndarray, fraction: float = 0.
 # ------------------------------------------------------------------------- one model's statistics
 
 
-def _token_sample(t: dict, cl: Clusters, strings: dict[int, str], model: str, sample_tokens: int,
-                  seed: int) -> pd.DataFrame:
+def _token_sample(
+    t: dict, cl: Clusters, strings: dict[int, str], model: str, sample_tokens: int, seed: int
+) -> pd.DataFrame:
     """A random sample of tokens with their PC scores, plus every outlier (the point of the scatter plot)."""
     pos = t["position"].numpy()
     tok = t["token_id"].numpy()
     rng = np.random.default_rng(seed)
     idx = np.sort(rng.choice(len(pos), size=min(sample_tokens, len(pos)), replace=False))
     idx = np.union1d(idx, np.flatnonzero(~cl.bulk))
-    sample = pd.DataFrame({"model": model, "doc_index": t["doc_index"].numpy()[idx], "position": pos[idx],
-                           "token": [strings.get(int(i), "") for i in tok[idx]], "bulk": cl.bulk[idx],
-                           "cluster": cl.labels[idx], "robust_distance": cl.distance[idx]})
+    sample = pd.DataFrame(
+        {
+            "model": model,
+            "doc_index": t["doc_index"].numpy()[idx],
+            "position": pos[idx],
+            "token": [strings.get(int(i), "") for i in tok[idx]],
+            "bulk": cl.bulk[idx],
+            "cluster": cl.labels[idx],
+            "robust_distance": cl.distance[idx],
+        }
+    )
     for j in range(cl.scores.shape[1]):
         sample[f"pc{j + 1}"] = cl.scores[idx, j]
     return sample
@@ -280,8 +319,11 @@ def _loss_summaries(t: dict, n_layers: int, improvement_fraction: float, early_d
     return out
 
 
-def model_statistics(metrics_path: str | Path, model: str, params: dict,
-                     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+def model_statistics(
+    metrics_path: str | Path,
+    model: str,
+    params: dict,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
     """Everything the report needs about one model, from its per-token file.
 
     ``params``: the ``hidden_states.stats`` settings (middle, quantiles, n_components, max_robust_distance,
@@ -293,8 +335,13 @@ def model_statistics(metrics_path: str | Path, model: str, params: dict,
     middle = tuple(params["middle"])
     table = layer_table(t, L, model, tuple(params["quantiles"]))
     theta = t["theta"].double().numpy()
-    cl = token_clusters(theta, n_components=params["n_components"], max_distance=params["max_robust_distance"],
-                        n_clusters=params["n_clusters"], seed=params["seed"])
+    cl = token_clusters(
+        theta,
+        n_components=params["n_components"],
+        max_distance=params["max_robust_distance"],
+        n_clusters=params["n_clusters"],
+        seed=params["seed"],
+    )
     pos = t["position"].numpy()
     groups = {"all": np.ones(len(pos), bool), "smooth bulk": cl.bulk, "outliers": ~cl.bulk}
     for j in range(1, int(cl.labels.max()) + 1 if len(cl.labels) else 0):  # cluster 0 is the bulk
@@ -306,23 +353,41 @@ def model_statistics(metrics_path: str | Path, model: str, params: dict,
     share = float(cl.bulk.mean()) if n else float("nan")
     p0 = SMOOTH_BULK_PERCENT.value / 100
     out = {
-        "model": model, "extraction": summary, "n_tokens": n, "n_layers": L, "middle": list(middle),
-        "middle_means_rad": middle_means(t, L, middle), "bulk_share": share,
+        "model": model,
+        "extraction": summary,
+        "n_tokens": n,
+        "n_layers": L,
+        "middle": list(middle),
+        "middle_means_rad": middle_means(t, L, middle),
+        "bulk_share": share,
         # Binomial standard error; the paper's share sets a floor so that 0 outliers in a small sample
         # (variance p(1-p) = 0) does not claim infinite precision.
         "bulk_share_err": math.sqrt(max(share * (1 - share), p0 * (1 - p0)) / n) if n else float("nan"),
-        "bulk_rule": {"n_components": params["n_components"], "max_robust_distance": params["max_robust_distance"],
-                      "pca_explained": cl.explained.tolist()},
+        "bulk_rule": {
+            "n_components": params["n_components"],
+            "max_robust_distance": params["max_robust_distance"],
+            "pca_explained": cl.explained.tolist(),
+        },
         # Mean angle profile of each group, to show how the outliers' profiles differ.
-        "group_profiles_rad": {name: theta[m].mean(axis=0).tolist() if m.any() else [] for name, m in groups.items()},
+        "group_profiles_rad": {
+            name: theta[m].mean(axis=0).tolist() if m.any() else [] for name, m in groups.items()
+        },
         "theta_rel_depth": rel_depth("theta", theta.shape[1], L).tolist(),
     }
     out.update(_loss_summaries(t, L, params["improvement_fraction"], params["early_depth"]))
     return table, gtab, sample, out
 
 
-def hidden_states_stats(metrics_path: str | Path, model: str, params: dict, *, layers: str | Path,
-                        groups: str | Path, sample: str | Path, summary: str | Path) -> dict:
+def hidden_states_stats(
+    metrics_path: str | Path,
+    model: str,
+    params: dict,
+    *,
+    layers: str | Path,
+    groups: str | Path,
+    sample: str | Path,
+    summary: str | Path,
+) -> dict:
     """Rule ``hidden_states_stats``: :func:`model_statistics` of one model, written atomically to the
     layer table (CSV), token groups (CSV), token sample (parquet) and summary (JSON). Returns the summary."""
     table, gtab, smp, out = model_statistics(metrics_path, model, params)

@@ -30,7 +30,9 @@ def _is_null(t) -> bool:
         return False
 
 
-def join_texts(texts: Iterable, n_texts: int, join_words: int = 0, dropped: Counter | None = None) -> list[str]:
+def join_texts(
+    texts: Iterable, n_texts: int, join_words: int = 0, dropped: Counter | None = None
+) -> list[str]:
     """The first ``n_texts`` non-empty texts; with ``join_words`` > 0, consecutive non-empty texts are
     joined (with a space) until a chunk has at least that many whitespace-separated words. The paper
     built its wikitext-103 and bookcorpus samples this way (one line per row, joined to max_tokens/2 words).
@@ -89,8 +91,13 @@ def _hub_texts(spec: dict, name: str) -> Iterator[str]:
     try:
         import datasets
 
-        ds = datasets.load_dataset(spec["dataset"], name=spec.get("config"), split=spec["split"],
-                                   revision=spec.get("revision"), streaming=True)
+        ds = datasets.load_dataset(
+            spec["dataset"],
+            name=spec.get("config"),
+            split=spec["split"],
+            revision=spec.get("revision"),
+            streaming=True,
+        )
         for row in ds:
             yield row[col]
     except Exception as e:
@@ -101,7 +108,9 @@ def _hub_texts(spec: dict, name: str) -> Iterator[str]:
         ) from e
 
 
-def corpus_texts(spec: dict, n_texts: int, *, input_paths: list[str] | None = None, name: str = "?") -> list[str]:
+def corpus_texts(
+    spec: dict, n_texts: int, *, input_paths: list[str] | None = None, name: str = "?"
+) -> list[str]:
     """The first ``n_texts`` non-empty texts of a corpus (config ``lm_head.loss.corpora.<name>``).
 
     Empty and whitespace-only texts are skipped; ``join_words`` joins short rows (see ``join_texts``).
@@ -109,8 +118,12 @@ def corpus_texts(spec: dict, n_texts: int, *, input_paths: list[str] | None = No
     dropped: Counter = Counter()
     texts = join_texts(iter_texts(spec, input_paths, name), n_texts, spec["join_words"], dropped)
     if dropped:
-        log.info("corpus %s: dropped %d null and %d empty or whitespace-only texts", name, dropped["null"],
-                 dropped["empty"])
+        log.info(
+            "corpus %s: dropped %d null and %d empty or whitespace-only texts",
+            name,
+            dropped["null"],
+            dropped["empty"],
+        )
     if not texts:
         from depthwidth.download.fineweb import CorpusError
 
@@ -121,8 +134,12 @@ def corpus_texts(spec: dict, n_texts: int, *, input_paths: list[str] | None = No
             f"'{spec['text_column']}'), or remove the corpus from the config."
         )
     if len(texts) < n_texts:
-        log.warning("corpus %s gives %d texts, fewer than lm_head.loss.n_texts = %d; using all of them",
-                    name, len(texts), n_texts)
+        log.warning(
+            "corpus %s gives %d texts, fewer than lm_head.loss.n_texts = %d; using all of them",
+            name,
+            len(texts),
+            n_texts,
+        )
     return texts
 
 
@@ -136,8 +153,14 @@ def _where(spec: dict) -> str:
     return "source fineweb, the hidden_states corpus shards"
 
 
-def lm_head_corpus(spec: dict, n_texts: int, input_paths: list[str], name: str, output: str | Path,
-                   logger: logging.Logger | None = None) -> None:
+def lm_head_corpus(
+    spec: dict,
+    n_texts: int,
+    input_paths: list[str],
+    name: str,
+    output: str | Path,
+    logger: logging.Logger | None = None,
+) -> None:
     """Rule lm_head_corpus: the first ``n_texts`` non-empty texts of one corpus as parquet
     (``text_index``, ``text``)."""
     texts = corpus_texts(spec, n_texts, input_paths=input_paths, name=name)

@@ -66,9 +66,16 @@ def lm_head_matrix(model, causal: bool = True) -> HeadMatrix:
 
 # checkpoint names of the read-out matrix: separate heads, then the input embeddings that tied heads reuse
 HEAD_NAMES = ("lm_head.weight", "embed_out.weight")
-EMBED_NAMES = ("model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight", "model.embed_tokens.weight",
-               "transformer.wte.weight", "wte.weight", "gpt_neox.embed_in.weight",
-               "embeddings.word_embeddings.weight", "bert.embeddings.word_embeddings.weight")
+EMBED_NAMES = (
+    "model.decoder.embed_tokens.weight",
+    "decoder.embed_tokens.weight",
+    "model.embed_tokens.weight",
+    "transformer.wte.weight",
+    "wte.weight",
+    "gpt_neox.embed_in.weight",
+    "embeddings.word_embeddings.weight",
+    "bert.embeddings.word_embeddings.weight",
+)
 
 
 def head_from_checkpoint(folder, causal: bool = True) -> HeadMatrix | None:
@@ -85,8 +92,10 @@ def head_from_checkpoint(folder, causal: bool = True) -> HeadMatrix | None:
 
     folder = Path(folder)
     where: dict[str, Path] = {}
-    for index, single in (("model.safetensors.index.json", "model.safetensors"),
-                          ("pytorch_model.bin.index.json", "pytorch_model.bin")):
+    for index, single in (
+        ("model.safetensors.index.json", "model.safetensors"),
+        ("pytorch_model.bin.index.json", "pytorch_model.bin"),
+    ):
         if (folder / index).exists():
             where = {k: folder / v for k, v in json.loads((folder / index).read_text())["weight_map"].items()}
         elif (folder / single).exists():
@@ -150,7 +159,7 @@ def normalized_rows(weight, chunk: int = 16384, center=None):
 
     w = torch.as_tensor(weight)
     for s in range(0, w.shape[0], chunk):
-        c = w[s:s + chunk].to(torch.float64)
+        c = w[s : s + chunk].to(torch.float64)
         if center is not None:
             c = c - center
         n = c.norm(dim=1, keepdim=True)
@@ -191,8 +200,9 @@ def mean_sq_overlap_bruteforce(weight) -> float:
     return total / (v * (v - 1))
 
 
-def mean_abs_overlap(weight, method: str = "sample", n_rows: int = 2000, seed: int = 0,
-                     chunk: int = 1024) -> tuple[float, float]:
+def mean_abs_overlap(
+    weight, method: str = "sample", n_rows: int = 2000, seed: int = 0, chunk: int = 1024
+) -> tuple[float, float]:
     """Mean |ŵ_i · ŵ_j| over pairs i ≠ j of the normalised rows of ``weight`` (V, m).
 
     ``method="exact"``: all pairs, chunk × V blocks at a time (O(V² m) work, minutes for V ≈ 50k on a
@@ -214,7 +224,7 @@ def mean_abs_overlap(weight, method: str = "sample", n_rows: int = 2000, seed: i
         rows = torch.randperm(v, generator=torch.Generator().manual_seed(seed))[:n_rows]
     means = []
     for s in range(0, len(rows), chunk):
-        idx = rows[s:s + chunk]
+        idx = rows[s : s + chunk]
         block = (wn[idx] @ wn.T).abs_().double()
         # each row's own |ŵ_i·ŵ_i| = 1 is not a pair
         means.append((block.sum(1) - 1.0) / (v - 1))
@@ -224,8 +234,15 @@ def mean_abs_overlap(weight, method: str = "sample", n_rows: int = 2000, seed: i
     return float(rm.mean()), err
 
 
-def geometry(weight, *, keep: np.ndarray | None = None, dead_fraction: float = 0.1,
-             abs_method: str = "sample", abs_rows: int = 2000, seed: int = 0) -> tuple[dict, np.ndarray]:
+def geometry(
+    weight,
+    *,
+    keep: np.ndarray | None = None,
+    dead_fraction: float = 0.1,
+    abs_method: str = "sample",
+    abs_rows: int = 2000,
+    seed: int = 0,
+) -> tuple[dict, np.ndarray]:
     """All geometry numbers of one LM head (V, m); ``keep`` (V,) bool selects rows (default all).
 
     Returns (row of numbers, row norms (V_kept,)). Rows with norm exactly 0 have no direction and are
@@ -251,18 +268,33 @@ def geometry(weight, *, keep: np.ndarray | None = None, dead_fraction: float = 0
     mu /= v
     mean_ov = float((v * v * (mu @ mu) - v) / (v * (v - 1)))
     msq_c = mean_sq_overlap(wd, center=wd.sum(0, dtype=torch.float64) / v)
-    row = {"V": int(w.shape[0]), "m": int(m), "n_zero_rows": int((~nz).sum()),
-           **row_norm_stats(norms, dead_fraction),
-           "mean_sq_overlap": msq, "m_times_mean_sq_overlap": m * msq, "mean_overlap": mean_ov,
-           "mean_sq_overlap_centered": msq_c, "m_times_mean_sq_overlap_centered": m * msq_c,
-           "mean_abs_overlap": mabs, "mean_abs_overlap_err": mabs_err,
-           # for random directions E|cos| = Γ(m/2) / (√π Γ((m+1)/2)) ≈ √(2/(π m))
-           "mean_abs_overlap_random": float(math.exp(math.lgamma(m / 2) - math.lgamma((m + 1) / 2)) / math.sqrt(math.pi))}
+    row = {
+        "V": int(w.shape[0]),
+        "m": int(m),
+        "n_zero_rows": int((~nz).sum()),
+        **row_norm_stats(norms, dead_fraction),
+        "mean_sq_overlap": msq,
+        "m_times_mean_sq_overlap": m * msq,
+        "mean_overlap": mean_ov,
+        "mean_sq_overlap_centered": msq_c,
+        "m_times_mean_sq_overlap_centered": m * msq_c,
+        "mean_abs_overlap": mabs,
+        "mean_abs_overlap_err": mabs_err,
+        # for random directions E|cos| = Γ(m/2) / (√π Γ((m+1)/2)) ≈ √(2/(π m))
+        "mean_abs_overlap_random": float(
+            math.exp(math.lgamma(m / 2) - math.lgamma((m + 1) / 2)) / math.sqrt(math.pi)
+        ),
+    }
     return row, norms
 
 
-def lm_head_geometry(model_dir: str | Path, params: dict, row_path: str | Path, norms_path: str | Path,
-                     logger: logging.Logger | None = None) -> dict:
+def lm_head_geometry(
+    model_dir: str | Path,
+    params: dict,
+    row_path: str | Path,
+    norms_path: str | Path,
+    logger: logging.Logger | None = None,
+) -> dict:
     """Rule lm_head_geometry: the geometry row of the model fetched into ``model_dir`` (JSON at
     ``row_path``) and its row norms (float32 ``.npy`` at ``norms_path``). ``params``: the config's
     ``lm_head.geometry``. Returns the row."""
@@ -280,20 +312,46 @@ def lm_head_geometry(model_dir: str | Path, params: dict, row_path: str | Path, 
         lm = load_model(model_dir)
         head, tokenizer = lm_head_matrix(lm.model, causal=spec.causal), lm.tokenizer
     n_layers, width = config_shape(model_dir)
-    logger.info("%s: LM head is %s (%d x %d, tied=%s), read in %.1fs", spec.name, head.name, *head.weight.shape,
-                head.tied, time.monotonic() - t0)
+    logger.info(
+        "%s: LM head is %s (%d x %d, tied=%s), read in %.1fs",
+        spec.name,
+        head.name,
+        *head.weight.shape,
+        head.tied,
+        time.monotonic() - t0,
+    )
     keep = None
     if params["drop_unused_rows"]:
         tokenizer = tokenizer or load_tokenizer(model_dir)
         keep = produced_token_mask(tokenizer, head.weight.shape[0])
         logger.info("dropping %d rows of tokens the tokenizer never produces", int((~keep).sum()))
-    row, norms = geometry(head.weight, keep=keep, dead_fraction=params["dead_norm_fraction"],
-                          abs_method=params["abs_overlap"], abs_rows=params["abs_rows"], seed=params["seed"])
-    row = {"model": spec.name, "family": spec.family, "width": width, "n_layers": n_layers, "matrix": head.name,
-           "tied": head.tied, "rows_dropped": 0 if keep is None else int((~keep).sum()), **row}
-    logger.info("%s: m*mean_sq_overlap = %.3f, mean |overlap| = %.4f (random %.4f), near-zero rows %.2f%%, %.1fs",
-                spec.name, row["m_times_mean_sq_overlap"], row["mean_abs_overlap"], row["mean_abs_overlap_random"],
-                100 * row["frac_near_zero"], time.monotonic() - t0)
+    row, norms = geometry(
+        head.weight,
+        keep=keep,
+        dead_fraction=params["dead_norm_fraction"],
+        abs_method=params["abs_overlap"],
+        abs_rows=params["abs_rows"],
+        seed=params["seed"],
+    )
+    row = {
+        "model": spec.name,
+        "family": spec.family,
+        "width": width,
+        "n_layers": n_layers,
+        "matrix": head.name,
+        "tied": head.tied,
+        "rows_dropped": 0 if keep is None else int((~keep).sum()),
+        **row,
+    }
+    logger.info(
+        "%s: m*mean_sq_overlap = %.3f, mean |overlap| = %.4f (random %.4f), near-zero rows %.2f%%, %.1fs",
+        spec.name,
+        row["m_times_mean_sq_overlap"],
+        row["mean_abs_overlap"],
+        row["mean_abs_overlap_random"],
+        100 * row["frac_near_zero"],
+        time.monotonic() - t0,
+    )
     # both sealed (written last): rules lm_head_width_fit and lm_head_section check them before use
     atomic_write(norms_path, lambda p: _save_npy(p, norms.astype(np.float32)))
     seal(norms_path)

@@ -24,8 +24,9 @@ class LossError(RuntimeError):
     """A loss cannot be measured (no token to score); the message names the corpus and the fix."""
 
 
-def token_nll(model, tokenizer, texts: Iterable[str], max_tokens: int = 2048, device: str = "cpu",
-              on_doc=None) -> list[tuple[int, float]]:
+def token_nll(
+    model, tokenizer, texts: Iterable[str], max_tokens: int = 2048, device: str = "cpu", on_doc=None
+) -> list[tuple[int, float]]:
     """Next-token loss of each text, as (tokens predicted, summed NLL in nats).
 
     Each text is tokenized on its own, the way the model's tokenizer does by default (special tokens
@@ -72,8 +73,13 @@ def _resumable(checkpoint: str | None, fp, n_texts: int, logger: logging.Logger)
     try:
         done = pd.read_csv(checkpoint)
         idx = done["text_index"]
-        ok = (list(done.columns) == LOSS_COLUMNS and idx.between(0, n_texts - 1).all() and idx.is_unique
-              and (done["tokens"] >= 0).all() and done["nll_nats"].notna().all())
+        ok = (
+            list(done.columns) == LOSS_COLUMNS
+            and idx.between(0, n_texts - 1).all()
+            and idx.is_unique
+            and (done["tokens"] >= 0).all()
+            and done["nll_nats"].notna().all()
+        )
     except (ValueError, KeyError, pd.errors.ParserError) as e:
         ok, why = False, f"it could not be read ({type(e).__name__}: {e})"
     else:
@@ -85,8 +91,18 @@ def _resumable(checkpoint: str | None, fp, n_texts: int, logger: logging.Logger)
     return done
 
 
-def corpus_loss(model, tokenizer, texts: list[str], *, max_tokens: int, checkpoint: str | None = None,
-                every: int = 50, device: str = "cpu", logger: logging.Logger | None = None, fp=None):
+def corpus_loss(
+    model,
+    tokenizer,
+    texts: list[str],
+    *,
+    max_tokens: int,
+    checkpoint: str | None = None,
+    every: int = 50,
+    device: str = "cpu",
+    logger: logging.Logger | None = None,
+    fp=None,
+):
     """Per-text next-token loss with a resumable checkpoint.
 
     Returns a DataFrame with one row per text: ``text_index``, ``tokens`` (predictions scored) and
@@ -137,9 +153,18 @@ def require_tokens(per_text: pd.DataFrame, corpus: str, model: str, corpus_path:
     return tokens
 
 
-def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *, max_tokens: int, dtype: str,
-                 checkpoint_every: int, texts_path: str | Path, summary_path: str | Path,
-                 logger: logging.Logger | None = None) -> dict:
+def lm_head_loss(
+    model_dir: str | Path,
+    corpus_path: str | Path,
+    corpus: str,
+    *,
+    max_tokens: int,
+    dtype: str,
+    checkpoint_every: int,
+    texts_path: str | Path,
+    summary_path: str | Path,
+    logger: logging.Logger | None = None,
+) -> dict:
     """Rule lm_head_loss: next-token loss of the model fetched into ``model_dir`` on the texts of
     ``corpus_path`` (rule lm_head_corpus), on a GPU when there is one. Writes the per-text CSV
     (``text_index``, ``tokens``, ``nll_nats``) and a summary JSON; returns the summary."""
@@ -151,8 +176,12 @@ def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *,
     logger = logger or log
     device = "cuda" if torch.cuda.is_available() else "cpu"
     t0 = time.monotonic()
-    lm = load_model(model_dir, device=device, dtype=getattr(torch, dtype),
-                    device_map="auto" if device == "cuda" and torch.cuda.device_count() > 1 else None)
+    lm = load_model(
+        model_dir,
+        device=device,
+        dtype=getattr(torch, dtype),
+        device_map="auto" if device == "cuda" and torch.cuda.device_count() > 1 else None,
+    )
     device = lm.model.device  # where the inputs go (the first GPU under device_map auto)
     texts = pd.read_parquet(corpus_path)["text"].tolist()
     # a model cannot score more positions than it was built for (GPT-2: 1024), so the limit is clamped
@@ -160,22 +189,44 @@ def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *,
     positions = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
     limit = min(max_tokens, positions) if positions else max_tokens
     if limit < max_tokens:
-        logger.warning("%s has %d positions: texts are truncated to %d tokens, not lm_head.loss.max_tokens = %d",
-                       lm.info.name, positions, limit, max_tokens)
-    logger.info("%s on %s: %d texts, max %d tokens each, on %s", lm.info.name, corpus, len(texts), limit, device)
+        logger.warning(
+            "%s has %d positions: texts are truncated to %d tokens, not lm_head.loss.max_tokens = %d",
+            lm.info.name,
+            positions,
+            limit,
+            max_tokens,
+        )
+    logger.info(
+        "%s on %s: %d texts, max %d tokens each, on %s", lm.info.name, corpus, len(texts), limit, device
+    )
     # What the numbers depend on: the texts' content, the model (its manifest holds the weights' checksums),
     # the token limit and dtype. The checkpoint is named by it and its seal holds it, so a checkpoint left by
     # a killed job with other texts or settings, or a damaged one, is never resumed from.
-    fp = {"texts": texts_sha256(texts), "model": sha256_file(Path(model_dir) / "manifest.json"),
-          "max_tokens": limit, "dtype": dtype}
+    fp = {
+        "texts": texts_sha256(texts),
+        "model": sha256_file(Path(model_dir) / "manifest.json"),
+        "max_tokens": limit,
+        "dtype": dtype,
+    }
     key = fingerprint(fp)[:16]
     texts_path = Path(texts_path)
     checkpoint = texts_path.with_name(f"{texts_path.name}.checkpoint-{key}")
     for stale in texts_path.parent.glob(texts_path.name + ".checkpoint-*"):
-        if stale != checkpoint and ".bad-" not in stale.name:  # files moved aside stay for a person to look at
+        if (
+            stale != checkpoint and ".bad-" not in stale.name
+        ):  # files moved aside stay for a person to look at
             unseal(stale)
-    per_text = corpus_loss(lm.model, lm.tokenizer, texts, max_tokens=limit, checkpoint=str(checkpoint),
-                           every=checkpoint_every, device=device, logger=logger, fp=fp)
+    per_text = corpus_loss(
+        lm.model,
+        lm.tokenizer,
+        texts,
+        max_tokens=limit,
+        checkpoint=str(checkpoint),
+        every=checkpoint_every,
+        device=device,
+        logger=logger,
+        fp=fp,
+    )
     try:
         tokens = require_tokens(per_text, corpus, lm.info.name, corpus_path)
     except LossError:
@@ -183,11 +234,27 @@ def lm_head_loss(model_dir: str | Path, corpus_path: str | Path, corpus: str, *,
         raise
     write_table(per_text, texts_path)
     unseal(checkpoint)
-    summary = {"model": lm.info.name, "family": lm.info.family, "width": lm.info.width,
-               "n_layers": lm.info.n_layers, "corpus": corpus, "n_texts": len(per_text), "tokens": tokens,
-               "loss_nats": float(per_text["nll_nats"].sum() / max(tokens, 1)), "max_tokens": limit,
-               "dtype": dtype, "device": str(device), "seconds": time.monotonic() - t0}
-    logger.info("%s on %s: loss %.4f nats over %d tokens (%.1fs)", lm.info.name, corpus, summary["loss_nats"],
-                tokens, summary["seconds"])
+    summary = {
+        "model": lm.info.name,
+        "family": lm.info.family,
+        "width": lm.info.width,
+        "n_layers": lm.info.n_layers,
+        "corpus": corpus,
+        "n_texts": len(per_text),
+        "tokens": tokens,
+        "loss_nats": float(per_text["nll_nats"].sum() / max(tokens, 1)),
+        "max_tokens": limit,
+        "dtype": dtype,
+        "device": str(device),
+        "seconds": time.monotonic() - t0,
+    }
+    logger.info(
+        "%s on %s: loss %.4f nats over %d tokens (%.1fs)",
+        lm.info.name,
+        corpus,
+        summary["loss_nats"],
+        tokens,
+        summary["seconds"],
+    )
     write_json(summary_path, summary)  # sealed: rule lm_head_width_fit checks it before use
     return summary

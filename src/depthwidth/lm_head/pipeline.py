@@ -96,7 +96,9 @@ def fit_inputs(config: dict) -> dict[str, list[str]]:
     """Inputs of rule lm_head_width_fit: every model's geometry row, every (corpus, decoder) loss."""
     return {
         "geometry": [f"results/lm_head/geometry/{m}.json" for m in models(config)],
-        "loss": [f"results/lm_head/loss/{c}/{m}.json" for c in loss_corpora(config) for m in decoders(config)],
+        "loss": [
+            f"results/lm_head/loss/{c}/{m}.json" for c in loss_corpora(config) for m in decoders(config)
+        ],
     }
 
 
@@ -120,7 +122,11 @@ def token_fit_params(config: dict) -> dict:
 def token_count_files(config: dict, ext: str) -> list[str]:
     """Every (corpus, tokenizer) output of rule lm_head_token_counts with extension ``ext`` (parquet: the
     counts, json: the summary), corpus-major."""
-    return [f"results/lm_head/token_counts/{c}/{m}.{ext}" for c in token_corpora(config) for m in tokenizers(config)]
+    return [
+        f"results/lm_head/token_counts/{c}/{m}.{ext}"
+        for c in token_corpora(config)
+        for m in tokenizers(config)
+    ]
 
 
 def token_fit_inputs(config: dict) -> dict[str, list[str]]:
@@ -151,8 +157,10 @@ def _model_errors(config: dict, key: str, names: list[str]) -> list[str]:
     errors = []
     for name in names:
         if name not in known:
-            errors.append(f"config key '{key}' names '{name}', which is not in the models section "
-                          f"(known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it.")
+            errors.append(
+                f"config key '{key}' names '{name}', which is not in the models section "
+                f"(known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it."
+            )
             continue
         try:
             model_spec(name, known[name])
@@ -172,9 +180,11 @@ def _corpus_errors(key: str, corpora: dict, manifest: dict | None) -> tuple[list
         if spec["source"] == "raw" and spec.get("path"):
             manifest = manifest if manifest is not None else load_manifest()
             if spec["path"] not in manifest:
-                errors.append(f"config key '{key}.{name}.path' is '{spec['path']}', which is not "
-                              f"pinned in src/depthwidth/download/manifest.yaml (pinned: {', '.join(manifest)}). Fix: use "
-                              "one of those, or source: local with a path to your file.")
+                errors.append(
+                    f"config key '{key}.{name}.path' is '{spec['path']}', which is not "
+                    f"pinned in src/depthwidth/download/manifest.yaml (pinned: {', '.join(manifest)}). Fix: use "
+                    "one of those, or source: local with a path to your file."
+                )
     return errors, manifest
 
 
@@ -193,8 +203,10 @@ def check_config(config: dict) -> None:
         errors += _model_errors(config, "lm_head.token_frequencies.tokenizers", tf["tokenizers"])
         errors += _corpus_errors("lm_head.token_frequencies.corpora", tf["corpora"], manifest)[0]
         if "fit_ranks" in tf and tf["fit_ranks"][0] >= tf["fit_ranks"][1]:
-            errors.append(f"config key 'lm_head.token_frequencies.fit_ranks' is {tf['fit_ranks']}: the first rank "
-                          "must be smaller than the last (the fit would have no point and give alpha = NaN). "
-                          "Fix: give [first, last], e.g. [10, 1000].")
+            errors.append(
+                f"config key 'lm_head.token_frequencies.fit_ranks' is {tf['fit_ranks']}: the first rank "
+                "must be smaller than the last (the fit would have no point and give alpha = NaN). "
+                "Fix: give [first, last], e.g. [10, 1000]."
+            )
     if errors:
         raise ConfigError("Invalid configuration (nothing was run):\n  - " + "\n  - ".join(errors))

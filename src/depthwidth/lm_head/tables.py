@@ -7,7 +7,17 @@ import pandas as pd
 from depthwidth.integrity import read_json
 
 #: columns of loss.csv, in order (the per-job summaries also hold timing and device, left out)
-LOSS_COLUMNS = ["model", "family", "width", "n_layers", "corpus", "n_texts", "tokens", "loss_nats", "max_tokens"]
+LOSS_COLUMNS = [
+    "model",
+    "family",
+    "width",
+    "n_layers",
+    "corpus",
+    "n_texts",
+    "tokens",
+    "loss_nats",
+    "max_tokens",
+]
 
 
 def _rows(paths: list[str], rule: str, keys: tuple[str, ...]) -> list[dict]:
@@ -22,4 +32,6 @@ def geometry_table(paths: list[str]) -> pd.DataFrame:
 
 def loss_table(paths: list[str]) -> pd.DataFrame:
     """loss.csv: one row per (model, corpus) (rule lm_head_loss's summaries), columns ``LOSS_COLUMNS``."""
-    return pd.DataFrame(_rows(paths, "lm_head_loss", tuple(LOSS_COLUMNS)), columns=LOSS_COLUMNS + ["seconds"])[LOSS_COLUMNS]
+    return pd.DataFrame(
+        _rows(paths, "lm_head_loss", tuple(LOSS_COLUMNS)), columns=LOSS_COLUMNS + ["seconds"]
+    )[LOSS_COLUMNS]

@@ -30,8 +30,24 @@ log = logging.getLogger("depthwidth.lm_head")
 #: documents tokenized per call (fast tokenizers batch in Rust); the counts do not depend on it
 BATCH_DOCS = 64
 #: columns of token_frequency_fit.csv, in order
-FIT_COLUMNS = ["tokenizer", "family", "corpus", "n_docs", "n_tokens", "n_distinct", "exhausted", "rank_min",
-               "rank_max", "n_ranks", "alpha", "alpha_err", "weak_alpha_m", "alpha_lower", "alpha_upper", "log_c"]
+FIT_COLUMNS = [
+    "tokenizer",
+    "family",
+    "corpus",
+    "n_docs",
+    "n_tokens",
+    "n_distinct",
+    "exhausted",
+    "rank_min",
+    "rank_max",
+    "n_ranks",
+    "alpha",
+    "alpha_err",
+    "weak_alpha_m",
+    "alpha_lower",
+    "alpha_upper",
+    "log_c",
+]
 
 
 def _nonblank(texts: Iterable, dropped: Counter | None = None) -> Iterator[str]:
@@ -47,8 +63,13 @@ def _nonblank(texts: Iterable, dropped: Counter | None = None) -> Iterator[str]:
             yield t
 
 
-def count_tokens(encode: Callable[[list[str]], list[list[int]]], texts: Iterable, min_tokens: int,
-                 batch_docs: int = BATCH_DOCS, dropped: Counter | None = None) -> tuple[Counter, dict]:
+def count_tokens(
+    encode: Callable[[list[str]], list[list[int]]],
+    texts: Iterable,
+    min_tokens: int,
+    batch_docs: int = BATCH_DOCS,
+    dropped: Counter | None = None,
+) -> tuple[Counter, dict]:
     """Counts of token ids over the first ≥ ``min_tokens`` tokens of ``texts`` (in order).
 
     ``encode(batch)`` maps a list of texts to their token ids (no special tokens). Empty, non-string and
@@ -72,16 +93,24 @@ def count_tokens(encode: Callable[[list[str]], list[list[int]]], texts: Iterable
             n_docs += 1
             if total >= min_tokens:
                 break
-    return counts, {"n_tokens": total, "n_docs": n_docs, "n_distinct": len(counts),
-                    "exhausted": total < min_tokens}
+    return counts, {
+        "n_tokens": total,
+        "n_docs": n_docs,
+        "n_distinct": len(counts),
+        "exhausted": total < min_tokens,
+    }
 
 
-def counts_frame(counts: Counter, id_to_token: Callable[[list[int]], list[str]] | None = None) -> pd.DataFrame:
+def counts_frame(
+    counts: Counter, id_to_token: Callable[[list[int]], list[str]] | None = None
+) -> pd.DataFrame:
     """One row per token id seen, most frequent first (ties by id): ``rank`` (1, 2, …), ``token_id``,
     ``count`` and, with ``id_to_token``, the ``token`` string."""
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ids = [int(k) for k, _ in items]
-    df = pd.DataFrame({"rank": np.arange(1, len(items) + 1), "token_id": ids, "count": [int(c) for _, c in items]})
+    df = pd.DataFrame(
+        {"rank": np.arange(1, len(items) + 1), "token_id": ids, "count": [int(c) for _, c in items]}
+    )
     if id_to_token is not None:
         df["token"] = [str(t) for t in id_to_token(ids)]
     return df
@@ -111,14 +140,29 @@ def zipf_fit(counts, rank_min: int, rank_max: int) -> dict:
         return power_law_fit(ranks[keep], p[keep])
 
     whole = fit(rank_min, hi)
-    return {"alpha": whole["exponent"], "alpha_err": whole["stderr"], "log_c": whole["log_c"],
-            "rank_min": int(rank_min), "rank_max": hi, "n_ranks": whole["n_points"],
-            "alpha_lower": fit(rank_min, mid)["exponent"], "alpha_upper": fit(mid, hi)["exponent"]}
+    return {
+        "alpha": whole["exponent"],
+        "alpha_err": whole["stderr"],
+        "log_c": whole["log_c"],
+        "rank_min": int(rank_min),
+        "rank_max": hi,
+        "n_ranks": whole["n_points"],
+        "alpha_lower": fit(rank_min, mid)["exponent"],
+        "alpha_upper": fit(mid, hi)["exponent"],
+    }
 
 
-def lm_head_token_counts(model_dir: str | Path, spec: dict, input_paths: list[str], corpus: str, *, min_tokens: int,
-                         counts_path: str | Path, summary_path: str | Path,
-                         logger: logging.Logger | None = None) -> dict:
+def lm_head_token_counts(
+    model_dir: str | Path,
+    spec: dict,
+    input_paths: list[str],
+    corpus: str,
+    *,
+    min_tokens: int,
+    counts_path: str | Path,
+    summary_path: str | Path,
+    logger: logging.Logger | None = None,
+) -> dict:
     """Rule lm_head_token_counts: token counts of the tokenizer of the model fetched into ``model_dir`` on
     corpus ``spec`` (``lm_head.token_frequencies.corpora.<corpus>``). Writes the counts (parquet, see
     ``counts_frame``) and a summary JSON; returns the summary."""
@@ -136,8 +180,12 @@ def lm_head_token_counts(model_dir: str | Path, spec: dict, input_paths: list[st
     dropped: Counter = Counter()
     counts, facts = count_tokens(encode, iter_texts(spec, input_paths, corpus), min_tokens, dropped=dropped)
     if dropped:
-        logger.info("corpus %s: skipped %d null and %d empty or whitespace-only documents", corpus,
-                    dropped["null"], dropped["empty"])
+        logger.info(
+            "corpus %s: skipped %d null and %d empty or whitespace-only documents",
+            corpus,
+            dropped["null"],
+            dropped["empty"],
+        )
     if facts["n_tokens"] == 0:
         from depthwidth.download.fineweb import CorpusError
 
@@ -147,29 +195,78 @@ def lm_head_token_counts(model_dir: str | Path, spec: dict, input_paths: list[st
             f"{corpus} at text (check its source and text_column, '{spec['text_column']}'), or remove it."
         )
     if facts["exhausted"]:
-        logger.warning("corpus %s ran out after %d tokens (%d documents), fewer than min_tokens = %d: all of "
-                       "it is counted", corpus, facts["n_tokens"], facts["n_docs"], min_tokens)
+        logger.warning(
+            "corpus %s ran out after %d tokens (%d documents), fewer than min_tokens = %d: all of "
+            "it is counted",
+            corpus,
+            facts["n_tokens"],
+            facts["n_docs"],
+            min_tokens,
+        )
     write_table(counts_frame(counts, tok.convert_ids_to_tokens), counts_path)  # sealed, as the summary
-    summary = {"tokenizer": model.name, "family": model.family, "corpus": corpus, "min_tokens": min_tokens,
-               **facts, "vocab_size": len(tok), "seconds": time.monotonic() - t0}
-    logger.info("%s on %s: %d tokens in %d documents, %d distinct ids (%.1fs)", model.name, corpus,
-                facts["n_tokens"], facts["n_docs"], facts["n_distinct"], summary["seconds"])
+    summary = {
+        "tokenizer": model.name,
+        "family": model.family,
+        "corpus": corpus,
+        "min_tokens": min_tokens,
+        **facts,
+        "vocab_size": len(tok),
+        "seconds": time.monotonic() - t0,
+    }
+    logger.info(
+        "%s on %s: %d tokens in %d documents, %d distinct ids (%.1fs)",
+        model.name,
+        corpus,
+        facts["n_tokens"],
+        facts["n_docs"],
+        facts["n_distinct"],
+        summary["seconds"],
+    )
     write_json(summary_path, summary)
     return summary
 
 
-def lm_head_token_fit(counts_paths: list[str], summary_paths: list[str], *, fit_ranks: list[int],
-                      fit_csv: str | Path, logger: logging.Logger | None = None) -> pd.DataFrame:
+def lm_head_token_fit(
+    counts_paths: list[str],
+    summary_paths: list[str],
+    *,
+    fit_ranks: list[int],
+    fit_csv: str | Path,
+    logger: logging.Logger | None = None,
+) -> pd.DataFrame:
     """Rule lm_head_token_fit: α of p_i ∝ i^-α for each (tokenizer, corpus) over ranks ``fit_ranks``
     ([first, last]), with α − 1 (``weak_alpha_m``, the weak-regime width exponent). One CSV row each."""
     rows = []
     for cpath, spath in zip(counts_paths, summary_paths):
         s = read_json(spath, "lm_head_token_counts", ("tokenizer", "corpus"))
         fit = zipf_fit(read_table(cpath, "lm_head_token_counts", ("count",))["count"], *fit_ranks)
-        rows.append({**{k: s[k] for k in ("tokenizer", "family", "corpus", "n_docs", "n_tokens", "n_distinct",
-                                          "exhausted")}, **fit, "weak_alpha_m": fit["alpha"] - 1.0})
-        (logger or log).info("%s on %s: alpha = %.4f ± %.4f over ranks %d-%d", s["tokenizer"], s["corpus"],
-                             fit["alpha"], fit["alpha_err"], fit["rank_min"], fit["rank_max"])
+        rows.append(
+            {
+                **{
+                    k: s[k]
+                    for k in (
+                        "tokenizer",
+                        "family",
+                        "corpus",
+                        "n_docs",
+                        "n_tokens",
+                        "n_distinct",
+                        "exhausted",
+                    )
+                },
+                **fit,
+                "weak_alpha_m": fit["alpha"] - 1.0,
+            }
+        )
+        (logger or log).info(
+            "%s on %s: alpha = %.4f ± %.4f over ranks %d-%d",
+            s["tokenizer"],
+            s["corpus"],
+            fit["alpha"],
+            fit["alpha_err"],
+            fit["rank_min"],
+            fit["rank_max"],
+        )
     table = pd.DataFrame(rows, columns=FIT_COLUMNS)
     write_table(table, fit_csv)
     return table

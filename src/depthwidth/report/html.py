@@ -45,7 +45,9 @@ class Figures:
         atomic_write_text(self.folder / f"{name}.txt", caption + "\n")
         alt = html.escape(alt or caption.split(".")[0])
         src = html.escape((self.folder / f"{name}.png").as_posix())
-        return f'<figure><img src="{src}" alt="{alt}"><figcaption>{html.escape(caption)}</figcaption></figure>'
+        return (
+            f'<figure><img src="{src}" alt="{alt}"><figcaption>{html.escape(caption)}</figcaption></figure>'
+        )
 
 
 def plain_log_ticks(ax, axis: str = "y") -> None:
@@ -58,8 +60,9 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
 
 
 def table_html(df: pd.DataFrame, caption: str | None = None, float_format: str = "{:.4g}") -> str:
-    body = df.to_html(index=False, border=0, classes="tbl", na_rep="–",
-                      float_format=lambda x: float_format.format(x))
+    body = df.to_html(
+        index=False, border=0, classes="tbl", na_rep="–", float_format=lambda x: float_format.format(x)
+    )
     cap = f"<p class='cap'>{html.escape(caption)}</p>" if caption else ""
     return cap + body
 
@@ -84,18 +87,33 @@ def agree_within(value, err, paper, paper_err, k: float = 2.0):
 
 def headline_row(quantity: str, paper: str, value, err, agree, source: str, note: str = "") -> dict:
     """One row of the headline table: ``paper`` is the paper's statement as text (e.g. "1.2 ± 0.3")."""
-    return {"quantity": quantity, "paper": paper, "value": value, "err": err, "agree": agree,
-            "source": source, "note": note}
+    return {
+        "quantity": quantity,
+        "paper": paper,
+        "value": value,
+        "err": err,
+        "agree": agree,
+        "source": source,
+        "note": note,
+    }
 
 
-def write_section(html_path: str | Path, json_path: str | Path, stage: str, title: str, body_html: str,
-                  headline_rows: list[dict]) -> None:
+def write_section(
+    html_path: str | Path,
+    json_path: str | Path,
+    stage: str,
+    title: str,
+    body_html: str,
+    headline_rows: list[dict],
+) -> None:
     """Write a stage's report fragment and its headline rows, each sealed (the report checks both)."""
     for r in headline_rows:
         missing = set(HEADLINE_KEYS) - set(r)
         if missing:
             raise ValueError(f"headline row {r} lacks {sorted(missing)}")
-    atomic_write_text(html_path, f'<section id="{stage}">\n<h2>{html.escape(title)}</h2>\n{body_html}\n</section>\n')
+    atomic_write_text(
+        html_path, f'<section id="{stage}">\n<h2>{html.escape(title)}</h2>\n{body_html}\n</section>\n'
+    )
     seal(html_path)
     atomic_write_text(json_path, json.dumps(headline_rows, indent=2, default=float))
     seal(json_path, rows=len(headline_rows))

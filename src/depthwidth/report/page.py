@@ -39,7 +39,9 @@ class FigureError(FileNotFoundError):
     """A section points at a figure file that is missing or lies outside the declared figure folders."""
 
 
-def embed_figures(fragment: str, figure_dirs: list[str | Path], where: str = "section", rule: str | None = None) -> str:
+def embed_figures(
+    fragment: str, figure_dirs: list[str | Path], where: str = "section", rule: str | None = None
+) -> str:
     """``fragment`` with each ``<img src="results/...png">`` replaced by the file as a data URI.
 
     ``figure_dirs``: the figure folders the report rule declares as inputs; a figure elsewhere is an
@@ -155,10 +157,16 @@ def read_section(stage: str, inputs: dict) -> tuple[str, list[dict]]:
     html_path, figures = Path(inputs[f"{stage}_html"]), Path(inputs[f"{stage}_figures"])
     check_sealed(html_path, rule)
     rows = read_json(inputs[f"{stage}_headline"], rule)
-    bad = [r for r in rows if not isinstance(r, dict) or set(HEADLINE_KEYS) - set(r)] if isinstance(rows, list) else [rows]
+    bad = (
+        [r for r in rows if not isinstance(r, dict) or set(HEADLINE_KEYS) - set(r)]
+        if isinstance(rows, list)
+        else [rows]
+    )
     if bad:
-        raise IntegrityError(f"{inputs[f'{stage}_headline']}: not a list of headline rows with the keys "
-                             f"{list(HEADLINE_KEYS)} (first bad entry: {str(bad[0])[:200]}). {fix_hint(rule)}")
+        raise IntegrityError(
+            f"{inputs[f'{stage}_headline']}: not a list of headline rows with the keys "
+            f"{list(HEADLINE_KEYS)} (first bad entry: {str(bad[0])[:200]}). {fix_hint(rule)}"
+        )
     if not figures.is_dir():
         raise IntegrityError(f"{figures}: the figure folder of section {stage} is missing. {fix_hint(rule)}")
     return html_path.read_text(), rows
@@ -195,8 +203,10 @@ def report(
     # lm_head_width_fit seals its fit; chinchilla_fit's fit is checked against a seal where it has one
     fits = {
         k: read_json(inputs[k], rule, keys, require_seal=sealed) if k in inputs else None
-        for k, rule, keys, sealed in (("synthesis_chinchilla", "chinchilla_fit", ("params",), False),
-                                      ("synthesis_width", "lm_head_width_fit", ("status",), True))
+        for k, rule, keys, sealed in (
+            ("synthesis_chinchilla", "chinchilla_fit", ("params",), False),
+            ("synthesis_width", "lm_head_width_fit", ("status",), True),
+        )
     }
     declared = [f for v in inputs.values() for f in _files(v)]
     provenance = provenance_html(

@@ -77,20 +77,30 @@ def etf_closeness(W: np.ndarray, etf_factor: float = 2.0) -> dict:
     max_ov = float(np.abs(G[off]).max()) if k > 1 else float("nan")
     msq = float((G[off] ** 2).mean()) if k > 1 else float("nan")
     wb = math.sqrt(wb2) if wb2 > 0 else float("nan")
-    return {"etf_k": k, "max_overlap": max_ov, "welch_bound": wb,
-            "coherence_ratio": max_ov / wb if wb2 > 0 else float("nan"),
-            "frame_ratio": msq / wb2 if wb2 > 0 else float("nan")}
+    return {
+        "etf_k": k,
+        "max_overlap": max_ov,
+        "welch_bound": wb,
+        "coherence_ratio": max_ov / wb if wb2 > 0 else float("nan"),
+        "frame_ratio": msq / wb2 if wb2 > 0 else float("nan"),
+    }
 
 
-def cell_metrics(W: np.ndarray, losses: np.ndarray, window: int, norm_threshold: float = 0.5,
-                 etf_factor: float = 2.0) -> dict:
+def cell_metrics(
+    W: np.ndarray, losses: np.ndarray, window: int, norm_threshold: float = 0.5, etf_factor: float = 2.0
+) -> dict:
     """Every per-cell number of cells.csv for one trained W (n, m) and its loss curve (steps,)."""
     fl, fe = final_loss(losses, window)
-    out = {"final_loss": fl, "final_loss_err": fe,
-           "represented_fraction": represented_fraction(W, norm_threshold),
-           "mean_sq_overlap": mean_sq_overlap(W, norm_threshold),
-           "mean_row_norm": float(row_norms(W).mean())}
-    out.update({f"etf_{k}" if not k.startswith("etf") else k: v for k, v in etf_closeness(W, etf_factor).items()})
+    out = {
+        "final_loss": fl,
+        "final_loss_err": fe,
+        "represented_fraction": represented_fraction(W, norm_threshold),
+        "mean_sq_overlap": mean_sq_overlap(W, norm_threshold),
+        "mean_row_norm": float(row_norms(W).mean()),
+    }
+    out.update(
+        {f"etf_{k}" if not k.startswith("etf") else k: v for k, v in etf_closeness(W, etf_factor).items()}
+    )
     return out
 
 

@@ -41,7 +41,9 @@ class SparseSampler:
     approximation. Cost ∝ number of active entries (≈ batch · Σp), not batch · n.
     """
 
-    def __init__(self, p: torch.Tensor, batch: int, generator: torch.Generator, dense_threshold: float = 0.05):
+    def __init__(
+        self, p: torch.Tensor, batch: int, generator: torch.Generator, dense_threshold: float = 0.05
+    ):
         self.batch = int(batch)
         self.n = p.numel()
         self.gen = generator

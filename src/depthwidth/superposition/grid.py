@@ -26,7 +26,11 @@ class Distribution:
 
     @property
     def name(self) -> str:
-        base = {"power": f"power-a{self.alpha:g}", "exponential": f"exponential-k{self.k:g}", "linear": "linear"}
+        base = {
+            "power": f"power-a{self.alpha:g}",
+            "exponential": f"exponential-k{self.k:g}",
+            "linear": "linear",
+        }
         return base[self.law] + (f"-s{self.density:g}" if self.density else "")
 
 

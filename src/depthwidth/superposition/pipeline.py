@@ -15,8 +15,20 @@ from depthwidth.superposition.grid import parse_distribution
 CELL_DIR = "results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}"
 
 # The stage's keys a training job reads (grid keys are wildcards, so growing the grid reruns nothing).
-TRAIN_KEYS = ("batch_size", "steps", "warmup_steps", "lr", "min_lr_ratio", "lr_width_exponent",
-              "lr_width_reference", "lr_bias_over_m", "loss_scale", "path", "checkpoint_every", "device")
+TRAIN_KEYS = (
+    "batch_size",
+    "steps",
+    "warmup_steps",
+    "lr",
+    "min_lr_ratio",
+    "lr_width_exponent",
+    "lr_width_reference",
+    "lr_bias_over_m",
+    "loss_scale",
+    "path",
+    "checkpoint_every",
+    "device",
+)
 # Of those, the ones that do not change results: they reach the job as resources (checkpoint_every,
 # gpu), not params.
 SPEED_KEYS = ("checkpoint_every", "device")
@@ -46,13 +58,22 @@ def cells(cfg: dict) -> list[dict]:
     n = int(cfg["n_features"])
     too_wide = [m for m in cfg["widths"] if m >= n]
     if too_wide:
-        raise ValueError(f"superposition.widths {too_wide} must be smaller than superposition.n_features={n}: "
-                         "lower the widths or raise n_features")
+        raise ValueError(
+            f"superposition.widths {too_wide} must be smaller than superposition.n_features={n}: "
+            "lower the widths or raise n_features"
+        )
     if not distributions(cfg):
-        raise ValueError("superposition.alphas and superposition.distributions are both empty: "
-                         "give at least one frequency law, e.g. alphas: [1.5]")
-    return [{"dist": d, "n": str(n), "gamma": fmt_num(g), "m": str(int(m)), "seed": str(int(s))}
-            for d in distributions(cfg) for g in cfg["weight_decays"] for m in cfg["widths"] for s in cfg["seeds"]]
+        raise ValueError(
+            "superposition.alphas and superposition.distributions are both empty: "
+            "give at least one frequency law, e.g. alphas: [1.5]"
+        )
+    return [
+        {"dist": d, "n": str(n), "gamma": fmt_num(g), "m": str(int(m)), "seed": str(int(s))}
+        for d in distributions(cfg)
+        for g in cfg["weight_decays"]
+        for m in cfg["widths"]
+        for s in cfg["seeds"]
+    ]
 
 
 def cell_paths(config: dict, name: str = "model.safetensors") -> list[str]:
@@ -67,9 +88,14 @@ def parse_cell_path(path: str | Path) -> dict:
     CELL_DIR."""
     parts = Path(path).parts
     i = parts.index("cells")
-    dist, n, gamma, m, seed = parts[i + 1: i + 6]
-    return {"dist": dist, "n": int(n.removeprefix("n")), "gamma": float(gamma.removeprefix("gamma")),
-            "m": int(m.removeprefix("m")), "seed": int(seed.removeprefix("seed"))}
+    dist, n, gamma, m, seed = parts[i + 1 : i + 6]
+    return {
+        "dist": dist,
+        "n": int(n.removeprefix("n")),
+        "gamma": float(gamma.removeprefix("gamma")),
+        "m": int(m.removeprefix("m")),
+        "seed": int(seed.removeprefix("seed")),
+    }
 
 
 def train_params(config: dict) -> dict:

@@ -75,20 +75,33 @@ def headline(exps: pd.DataFrame, tolerance: float) -> list[dict]:
     strong = pw[pw.gamma == g_min]
     if g_min < 0 and len(strong):
         v, e = _mean_with_err(strong.exponent, strong.stderr)
-        rows.append(headline_row(
-            f"superposition toy: width exponent α_m, strong superposition (γ = {g_min:g}, mean over "
-            f"{len(strong)} α)", "≈ 1, independent of α", v, e,
-            agree_within(v, e, papers.ALPHA_M_STRONG.value, tolerance), SOURCE,
-            f"loss ∝ m^-α_m fitted over m = {strong.m_min.min():g}–{strong.m_max.max():g}; agreement allows "
-            f"±{tolerance:g} for finite n and steps"))
+        rows.append(
+            headline_row(
+                f"superposition toy: width exponent α_m, strong superposition (γ = {g_min:g}, mean over "
+                f"{len(strong)} α)",
+                "≈ 1, independent of α",
+                v,
+                e,
+                agree_within(v, e, papers.ALPHA_M_STRONG.value, tolerance),
+                SOURCE,
+                f"loss ∝ m^-α_m fitted over m = {strong.m_min.min():g}–{strong.m_max.max():g}; agreement allows "
+                f"±{tolerance:g} for finite n and steps",
+            )
+        )
     weak = pw[(pw.gamma == g_max) & (pw.alpha > 1)]
     if g_max > 0:
         for _, r in weak.sort_values("alpha").iterrows():
-            rows.append(headline_row(
-                f"superposition toy: width exponent α_m, weak superposition (γ = {g_max:g}, α = {r.alpha:g})",
-                f"α − 1 = {r.alpha - 1:g}", float(r.exponent), float(r.stderr),
-                agree_within(float(r.exponent), float(r.stderr), r.alpha - 1, tolerance), SOURCE,
-                f"fit over m = {r.m_min:g}–{r.m_max:g}, {int(r.n_points)} points"))
+            rows.append(
+                headline_row(
+                    f"superposition toy: width exponent α_m, weak superposition (γ = {g_max:g}, α = {r.alpha:g})",
+                    f"α − 1 = {r.alpha - 1:g}",
+                    float(r.exponent),
+                    float(r.stderr),
+                    agree_within(float(r.exponent), float(r.stderr), r.alpha - 1, tolerance),
+                    SOURCE,
+                    f"fit over m = {r.m_min:g}–{r.m_max:g}, {int(r.n_points)} points",
+                )
+            )
     return rows
 
 
@@ -113,28 +126,58 @@ def intro_html(cells: pd.DataFrame, infos: list[dict], analysis: dict) -> str:
         f"m ∈ {{{', '.join(map(str, ms))}}}, {steps} steps per cell, {len(cells)} cells trained in "
         f"{secs / 60:.1f} CPU-minutes ({mean_ms:.1f} ms per step on average). Final loss = mean training loss over "
         f"the last {analysis['final_window']} steps (fresh data every step). A feature counts as represented when "
-        f"‖W_i‖ &gt; {analysis['norm_threshold']:g}.</p>")
+        f"‖W_i‖ &gt; {analysis['norm_threshold']:g}.</p>"
+    )
 
 
 def tables_html(cells: pd.DataFrame, exps: pd.DataFrame, analysis: dict) -> str:
     """The exponents table, the ETF table of strong superposition, and where the full tables are."""
-    show_cols = ["distribution", "gamma", "regime", "exponent", "stderr", "theory", "m_min", "m_max",
-                 "mean_represented_fraction"]
-    parts = [table_html(exps[show_cols], "exponents.csv: loss-vs-width fits per (law, γ), with the theory "
-                        "value (1 for γ < 0; α − 1 for γ > 0 and a power law; blank otherwise).")]
-    etf = cells[cells.gamma < 0].groupby(["distribution", "gamma", "m"]).agg(
-        k=("etf_k", "first"), coherence_ratio=("etf_coherence_ratio", "mean"),
-        frame_ratio=("etf_frame_ratio", "mean"), mean_sq_overlap_times_m=("mean_sq_overlap", "mean")).reset_index()
+    show_cols = [
+        "distribution",
+        "gamma",
+        "regime",
+        "exponent",
+        "stderr",
+        "theory",
+        "m_min",
+        "m_max",
+        "mean_represented_fraction",
+    ]
+    parts = [
+        table_html(
+            exps[show_cols],
+            "exponents.csv: loss-vs-width fits per (law, γ), with the theory "
+            "value (1 for γ < 0; α − 1 for γ > 0 and a power law; blank otherwise).",
+        )
+    ]
+    etf = (
+        cells[cells.gamma < 0]
+        .groupby(["distribution", "gamma", "m"])
+        .agg(
+            k=("etf_k", "first"),
+            coherence_ratio=("etf_coherence_ratio", "mean"),
+            frame_ratio=("etf_frame_ratio", "mean"),
+            mean_sq_overlap_times_m=("mean_sq_overlap", "mean"),
+        )
+        .reset_index()
+    )
     if len(etf):
         etf["mean_sq_overlap_times_m"] *= etf.m
-        parts.append(table_html(etf, "ETF closeness in strong superposition: for the top k = "
-                                f"{analysis['etf_factor']:g}·m features, coherence_ratio = max |Ŵ_i·Ŵ_j| over the "
-                                "Welch bound (1 for an equiangular tight frame) and frame_ratio = mean squared "
-                                "overlap over its tight-frame value (1 for any tight frame); last column: mean "
-                                "squared overlap of all represented features × m (1 for random directions)."))
-    parts.append("<p class='note'>Full tables: results/superposition/cells.csv (one row per cell) and "
-                 "results/superposition/exponents.csv. Cell files: results/superposition/cells/&lt;law&gt;/n&lt;n&gt;/"
-                 "gamma&lt;γ&gt;/m&lt;m&gt;/seed&lt;s&gt;/model.safetensors (W, b, loss_curve).</p>")
+        parts.append(
+            table_html(
+                etf,
+                "ETF closeness in strong superposition: for the top k = "
+                f"{analysis['etf_factor']:g}·m features, coherence_ratio = max |Ŵ_i·Ŵ_j| over the "
+                "Welch bound (1 for an equiangular tight frame) and frame_ratio = mean squared "
+                "overlap over its tight-frame value (1 for any tight frame); last column: mean "
+                "squared overlap of all represented features × m (1 for random directions).",
+            )
+        )
+    parts.append(
+        "<p class='note'>Full tables: results/superposition/cells.csv (one row per cell) and "
+        "results/superposition/exponents.csv. Cell files: results/superposition/cells/&lt;law&gt;/n&lt;n&gt;/"
+        "gamma&lt;γ&gt;/m&lt;m&gt;/seed&lt;s&gt;/model.safetensors (W, b, loss_curve).</p>"
+    )
     return "\n".join(parts)
 
 
@@ -156,7 +199,9 @@ def loss_vs_width_figure(figs: Figures, cells: pd.DataFrame, exps: pd.DataFrame)
             fit = exps[(exps.distribution == d) & (exps.gamma == g)]
             if len(fit) and np.isfinite(fit.exponent.iloc[0]):
                 mm = np.array([fit.m_min.iloc[0], fit.m_max.iloc[0]])
-                ax.loglog(mm, np.exp(fit.intercept.iloc[0]) * mm ** -fit.exponent.iloc[0], ":", color=color, lw=1)
+                ax.loglog(
+                    mm, np.exp(fit.intercept.iloc[0]) * mm ** -fit.exponent.iloc[0], ":", color=color, lw=1
+                )
         ax.loglog(np.array(ms), weak_theory_loss(d, n, ms), "k--", lw=1, label="top-m features perfect")
         ax.set_xlabel("width m (hidden dimensions)")
         ax.set_ylabel("final loss (MSE per feature)")
@@ -164,11 +209,15 @@ def loss_vs_width_figure(figs: Figures, cells: pd.DataFrame, exps: pd.DataFrame)
         _width_ticks(ax, ms)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    return figs.html(fig, "loss_vs_width", "Final loss against width m, log-log, per frequency law (panels) and "
-                     "weight decay γ (colours: blue = negative, strong superposition; red = positive, weak). "
-                     "Dotted: the power-law fits of exponents.csv. Dashed: the weak-superposition ideal, the m "
-                     "most frequent features stored perfectly and the rest replaced by their mean, "
-                     "L = (1/n) Σ_{i>m} (4p_i/3 − p_i²).")
+    return figs.html(
+        fig,
+        "loss_vs_width",
+        "Final loss against width m, log-log, per frequency law (panels) and "
+        "weight decay γ (colours: blue = negative, strong superposition; red = positive, weak). "
+        "Dotted: the power-law fits of exponents.csv. Dashed: the weak-superposition ideal, the m "
+        "most frequent features stored perfectly and the rest replaced by their mean, "
+        "L = (1/n) Σ_{i>m} (4p_i/3 − p_i²).",
+    )
 
 
 def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str:
@@ -176,17 +225,29 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
     fig, ax = plt.subplots(figsize=(5.2, 4))
     for g in gammas:
         s = pw[pw.gamma == g]
-        ax.errorbar(s.alpha - 1, s.exponent, yerr=s.stderr.fillna(0), fmt="o-", color=_gamma_color(g, gammas),
-                    ms=4, capsize=2, label=f"γ = {g:g}")
+        ax.errorbar(
+            s.alpha - 1,
+            s.exponent,
+            yerr=s.stderr.fillna(0),
+            fmt="o-",
+            color=_gamma_color(g, gammas),
+            ms=4,
+            capsize=2,
+            label=f"γ = {g:g}",
+        )
     a = np.linspace(min(0, (pw.alpha - 1).min()), max(1.2, (pw.alpha - 1).max()), 50)
     ax.plot(a, a, "k--", lw=1, label="weak theory α_m = α − 1")
     ax.axhline(papers.ALPHA_M_STRONG.value, color="k", ls=":", lw=1, label="strong theory α_m = 1")
     ax.set_xlabel("α − 1 (frequency law p_i ∝ i^-α)")
     ax.set_ylabel("width exponent α_m (loss ∝ m^-α_m)")
     ax.legend(fontsize=7)
-    return figs.html(fig, "exponent_vs_alpha", "The two regimes: fitted width exponent α_m against α − 1 (error "
-                     "bars: one standard error of the fit). Weak superposition follows the dashed line α − 1, "
-                     "strong superposition stays near 1 (dotted).")
+    return figs.html(
+        fig,
+        "exponent_vs_alpha",
+        "The two regimes: fitted width exponent α_m against α − 1 (error "
+        "bars: one standard error of the fit). Weak superposition follows the dashed line α − 1, "
+        "strong superposition stays near 1 (dotted).",
+    )
 
 
 def phase_figure(figs: Figures, pw: pd.DataFrame) -> str:
@@ -202,16 +263,23 @@ def phase_figure(figs: Figures, pw: pd.DataFrame) -> str:
         for j in range(piv.shape[1]):
             ax.text(j, i, f"{piv.values[i, j]:.2f}", ha="center", va="center", fontsize=7, color="w")
     fig.colorbar(im, ax=ax, label="α_m (dimensionless)")
-    return figs.html(fig, "phase", "Phase picture: width exponent α_m over (γ, α). Rows with γ < 0 sit near 1; "
-                     "rows with γ > 0 grow with α as α − 1.")
+    return figs.html(
+        fig,
+        "phase",
+        "Phase picture: width exponent α_m over (γ, α). Rows with γ < 0 sit near 1; "
+        "rows with γ > 0 grow with α as α − 1.",
+    )
 
 
 def geometry_figure(figs: Figures, cells: pd.DataFrame, analysis: dict) -> str:
     """Represented fraction and mean squared overlap against m, per γ."""
     gammas, ms = sorted(cells.gamma.unique()), sorted(cells.m.unique())
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6))
-    agg = cells.groupby(["gamma", "m"]).agg(rep=("represented_fraction", "mean"),
-                                             ov=("mean_sq_overlap", "mean")).reset_index()
+    agg = (
+        cells.groupby(["gamma", "m"])
+        .agg(rep=("represented_fraction", "mean"), ov=("mean_sq_overlap", "mean"))
+        .reset_index()
+    )
     for g in gammas:
         s = agg[agg.gamma == g]
         axes[0].semilogx(s.m, s.rep, "o-", color=_gamma_color(g, gammas), ms=4, label=f"γ = {g:g}")
@@ -225,9 +293,13 @@ def geometry_figure(figs: Figures, cells: pd.DataFrame, analysis: dict) -> str:
         ax.set_xlabel("width m")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    return figs.html(fig, "geometry", "Left: fraction of represented features (means over laws and seeds). Right: "
-                     "mean squared overlap between normalised represented rows, against 1/m (dashed), the value "
-                     "for random directions; the paper finds strong superposition tracks 1/m.")
+    return figs.html(
+        fig,
+        "geometry",
+        "Left: fraction of represented features (means over laws and seeds). Right: "
+        "mean squared overlap between normalised represented rows, against 1/m (dashed), the value "
+        "for random directions; the paper finds strong superposition tracks 1/m.",
+    )
 
 
 def curves_figure(figs: Figures, cells: pd.DataFrame, models: dict, analysis: dict) -> str:
@@ -254,17 +326,22 @@ def curves_figure(figs: Figures, cells: pd.DataFrame, models: dict, analysis: di
     axes[1].set_ylabel("number of features")
     for ax in axes:
         ax.legend(fontsize=7)
-    return figs.html(fig, "curves", f"{d0}: loss curves (left, log-log) and the distribution of row norms at the "
-                     "largest width (right) for the most negative and most positive γ. Strong superposition puts "
-                     "every norm near 1; weak superposition splits them into ≈ 1 (kept) and ≈ 0 (dropped).")
+    return figs.html(
+        fig,
+        "curves",
+        f"{d0}: loss curves (left, log-log) and the distribution of row norms at the "
+        "largest width (right) for the most negative and most positive γ. Strong superposition puts "
+        "every norm near 1; weak superposition splits them into ≈ 1 (kept) and ≈ 0 (dropped).",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # The section
 
 
-def render(cells: pd.DataFrame, exps: pd.DataFrame, models: dict, infos: list[dict], analysis: dict,
-           figs: Figures) -> tuple[str, list[dict]]:
+def render(
+    cells: pd.DataFrame, exps: pd.DataFrame, models: dict, infos: list[dict], analysis: dict, figs: Figures
+) -> tuple[str, list[dict]]:
     """Body HTML and headline rows. ``models`` maps (dist, gamma, m, seed) to {'W', 'b', 'loss_curve'}."""
     gammas = sorted(cells.gamma.unique())
     parts = [intro_html(cells, infos, analysis), loss_vs_width_figure(figs, cells, exps)]
@@ -273,8 +350,11 @@ def render(cells: pd.DataFrame, exps: pd.DataFrame, models: dict, infos: list[di
         parts.append(exponent_figure(figs, pw, gammas))
         if pw.gamma.nunique() >= 2 and pw.alpha.nunique() >= 2:
             parts.append(phase_figure(figs, pw))
-    parts += [geometry_figure(figs, cells, analysis), curves_figure(figs, cells, models, analysis),
-              tables_html(cells, exps, analysis)]
+    parts += [
+        geometry_figure(figs, cells, analysis),
+        curves_figure(figs, cells, models, analysis),
+        tables_html(cells, exps, analysis),
+    ]
     return "\n".join(parts), headline(exps, float(analysis["tolerance"]))
 
 
@@ -282,8 +362,11 @@ def extreme_models(cells: pd.DataFrame, model_paths: list[str]) -> dict:
     """The cells the curves figure draws, loaded: (dist, gamma, m, seed) → {'W', 'b', 'loss_curve'}."""
     from safetensors.numpy import load_file
 
-    want = {(cells.distribution.iloc[0], g, m, int(cells.seed.min()))
-            for g in (cells.gamma.min(), cells.gamma.max()) for m in (cells.m.min(), cells.m.max())}
+    want = {
+        (cells.distribution.iloc[0], g, m, int(cells.seed.min()))
+        for g in (cells.gamma.min(), cells.gamma.max())
+        for m in (cells.m.min(), cells.m.max())
+    }
     models = {}
     for p in model_paths:
         c = parse_cell_path(p)
@@ -293,11 +376,21 @@ def extreme_models(cells: pd.DataFrame, model_paths: list[str]) -> dict:
     return models
 
 
-def superposition_section(cells_csv: str, exponents_csv: str, model_paths: list[str], info_paths: list[str],
-                          analysis: dict, html_path: str, headline_path: str, figures_dir: str) -> None:
+def superposition_section(
+    cells_csv: str,
+    exponents_csv: str,
+    model_paths: list[str],
+    info_paths: list[str],
+    analysis: dict,
+    html_path: str,
+    headline_path: str,
+    figures_dir: str,
+) -> None:
     """Write the section fragment, its headline rows and its figures (``figures_dir``/*.png)."""
     cells = pd.read_csv(cells_csv)
     exps = pd.read_csv(exponents_csv)
     infos = [json.loads(Path(p).read_text()) for p in info_paths]
-    body, rows = render(cells, exps, extreme_models(cells, model_paths), infos, analysis, Figures(figures_dir))
+    body, rows = render(
+        cells, exps, extreme_models(cells, model_paths), infos, analysis, Figures(figures_dir)
+    )
     write_section(html_path, headline_path, "superposition", TITLE, body, rows)

@@ -25,12 +25,24 @@ def cells_table(model_paths: list[str], analysis: dict) -> pd.DataFrame:
         c = parse_cell_path(p)
         t = load_file(p)
         W, losses = t["W"], t["loss_curve"]
-        met = cell_metrics(W, losses, min(window, len(losses)), analysis["norm_threshold"], analysis["etf_factor"])
+        met = cell_metrics(
+            W, losses, min(window, len(losses)), analysis["norm_threshold"], analysis["etf_factor"]
+        )
         if analysis["loss_summed_over_features"]:  # the paper's exp-17 unit: summed over the n features
             met["final_loss"] *= c["n"]
             met["final_loss_err"] *= c["n"]
-        rows.append({"distribution": c["dist"], "alpha": alpha_of(c["dist"]), "gamma": c["gamma"],
-                     "n": c["n"], "m": c["m"], "seed": c["seed"], "steps": len(losses), **met})
+        rows.append(
+            {
+                "distribution": c["dist"],
+                "alpha": alpha_of(c["dist"]),
+                "gamma": c["gamma"],
+                "n": c["n"],
+                "m": c["m"],
+                "seed": c["seed"],
+                "steps": len(losses),
+                **met,
+            }
+        )
     df = pd.DataFrame(rows)
     return df.sort_values(["distribution", "gamma", "m", "seed"]).reset_index(drop=True)
 
@@ -54,12 +66,23 @@ def exponents_table(cells_df: pd.DataFrame, analysis: dict) -> pd.DataFrame:
         sel = g[(g.m >= lo) & (g.m <= hi)]
         fit = power_law_fit(sel.m, sel.final_loss, drop_invalid=True)
         alpha = alpha_of(dist)
-        rows.append({"distribution": dist, "alpha": alpha, "gamma": gamma, "n": n,
-                     "exponent": fit["exponent"], "stderr": fit["stderr"], "intercept": fit["log_c"],
-                     "m_min": fit["x_min"], "m_max": fit["x_max"], "n_points": fit["n_points"],
-                     "theory": theory_exponent(alpha, gamma),
-                     "regime": "strong" if gamma < 0 else ("weak" if gamma > 0 else "mixed"),
-                     "mean_represented_fraction": float(sel.represented_fraction.mean())})
+        rows.append(
+            {
+                "distribution": dist,
+                "alpha": alpha,
+                "gamma": gamma,
+                "n": n,
+                "exponent": fit["exponent"],
+                "stderr": fit["stderr"],
+                "intercept": fit["log_c"],
+                "m_min": fit["x_min"],
+                "m_max": fit["x_max"],
+                "n_points": fit["n_points"],
+                "theory": theory_exponent(alpha, gamma),
+                "regime": "strong" if gamma < 0 else ("weak" if gamma > 0 else "mixed"),
+                "mean_represented_fraction": float(sel.represented_fraction.mean()),
+            }
+        )
     return pd.DataFrame(rows)
 
 

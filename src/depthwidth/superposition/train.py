@@ -62,7 +62,9 @@ def lr_factor(step: int, steps: int, warmup_steps: int, min_ratio: float = 0.05)
     if warmup_steps < steps:
         if s < warmup_steps:
             return s / warmup_steps
-        return (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * (s - warmup_steps) / (steps - warmup_steps))) + min_ratio
+        return (1 - min_ratio) * 0.5 * (
+            1 + math.cos(math.pi * (s - warmup_steps) / (steps - warmup_steps))
+        ) + min_ratio
     return (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * s / steps)) + min_ratio
 
 
@@ -144,15 +146,25 @@ def train_cells(
         W0, b0 = init_params(n, m, S.seed)
         W = W0.expand(len(idx), n, m).clone().to(device)
         b = b0.expand(len(idx), n).clone().to(device)
-        params[m] = {"W": W, "b": b, "mW": torch.zeros_like(W), "vW": torch.zeros_like(W),
-                     "mb": torch.zeros_like(b), "vb": torch.zeros_like(b),
-                     "gamma": torch.tensor([float(gammas[c]) for c in idx], device=device)}
+        params[m] = {
+            "W": W,
+            "b": b,
+            "mW": torch.zeros_like(W),
+            "vW": torch.zeros_like(W),
+            "mb": torch.zeros_like(b),
+            "vb": torch.zeros_like(b),
+            "gamma": torch.tensor([float(gammas[c]) for c in idx], device=device),
+        }
     losses = torch.zeros(C, S.steps)
     gen = torch.Generator().manual_seed(_seed_of("data", S.seed, dist, n, B))
     start = 0
 
-    fingerprint = {"dist": dist, "gammas": list(map(float, gammas)), "widths": list(map(int, widths)),
-                   "settings": asdict(S)}
+    fingerprint = {
+        "dist": dist,
+        "gammas": list(map(float, gammas)),
+        "widths": list(map(int, widths)),
+        "settings": asdict(S),
+    }
     ckpt = Path(checkpoint) if checkpoint else None
     if ckpt is not None and ckpt.exists():
         state = torch.load(ckpt, weights_only=False, map_location=device)
@@ -167,8 +179,16 @@ def train_cells(
     sampler = SparseSampler(p, B, gen)
     if path not in ("auto", "features", "hidden"):
         raise ValueError(f"path must be 'auto', 'features' or 'hidden', not {path!r}")
-    log.info("%s: %d cells (gamma, m) = %s, %d steps, batch %d, path %s, from step %d",
-             label, C, list(zip(gammas, widths)), S.steps, B, path, start)
+    log.info(
+        "%s: %d cells (gamma, m) = %s, %d steps, batch %d, path %s, from step %d",
+        label,
+        C,
+        list(zip(gammas, widths)),
+        S.steps,
+        B,
+        path,
+        start,
+    )
     path_steps = {m: {"features": 0, "hidden": 0} for m in groups}
     t0 = time.monotonic()
     t_last = t0
@@ -191,23 +211,45 @@ def train_cells(
 
         done = step + 1
         if ckpt is not None and checkpoint_every and done % checkpoint_every == 0 and done < S.steps:
-            atomic_torch_save({"fingerprint": fingerprint, "params": params, "losses": losses,
-                          "gen": gen.get_state(), "step": done}, ckpt)
+            atomic_torch_save(
+                {
+                    "fingerprint": fingerprint,
+                    "params": params,
+                    "losses": losses,
+                    "gen": gen.get_state(),
+                    "step": done,
+                },
+                ckpt,
+            )
         now = time.monotonic()
         if now - t_last >= progress_every_s or done == S.steps:
             t_last = now
             rate = (done - start) / max(now - t0, 1e-9)
-            log.info("%s: step %d/%d (%.0f%%), %.1f steps/s, eta %.0fs, loss %s", label, done, S.steps,
-                     100 * done / S.steps, rate, (S.steps - done) / max(rate, 1e-9),
-                     " ".join(f"{v:.3e}" for v in losses[:, step].tolist()))
+            log.info(
+                "%s: step %d/%d (%.0f%%), %.1f steps/s, eta %.0fs, loss %s",
+                label,
+                done,
+                S.steps,
+                100 * done / S.steps,
+                rate,
+                (S.steps - done) / max(rate, 1e-9),
+                " ".join(f"{v:.3e}" for v in losses[:, step].tolist()),
+            )
     log.info("%s: steps per gradient route and width: %s", label, path_steps)
 
     out = []
     for c, (gmm, m) in enumerate(zip(gammas, widths)):
         j = groups[m].index(c)
         P = params[m]
-        out.append(CellResult(float(gmm), int(m), P["W"][j].cpu().numpy().copy(), P["b"][j].cpu().numpy().copy(),
-                              losses[c].numpy().copy()))
+        out.append(
+            CellResult(
+                float(gmm),
+                int(m),
+                P["W"][j].cpu().numpy().copy(),
+                P["b"][j].cpu().numpy().copy(),
+                losses[c].numpy().copy(),
+            )
+        )
     return out
 
 
@@ -257,8 +299,9 @@ class _Batch:
         return self.act.numel()
 
 
-def loss_and_grads(W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str, loss_scale: float = 1.0
-                   ) -> tuple[float, torch.Tensor, torch.Tensor]:
+def loss_and_grads(
+    W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str, loss_scale: float = 1.0
+) -> tuple[float, torch.Tensor, torch.Tensor]:
     """Loss (mean over batch and features) and the gradients (n, m), (n,) of ``loss_scale`` × loss for one
     cell on batch x (the paper's exp-17 scales its loss by 100 before the backward pass).
 
@@ -322,8 +365,9 @@ def _residual_into(y: torch.Tensor, rid, feats, vals) -> tuple[torch.Tensor, flo
     return y, sq
 
 
-def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch, loss_scale: float = 1.0
-                             ) -> tuple[float, torch.Tensor, torch.Tensor]:
+def _loss_and_grads_features(
+    W: torch.Tensor, b: torch.Tensor, x: _Batch, loss_scale: float = 1.0
+) -> tuple[float, torch.Tensor, torch.Tensor]:
     B, n = x.B, x.n
     WA = W[x.act]  # (a, m)
     Wt = W.t().contiguous()  # (m, n); the products below are oriented as MKL runs them fastest at small m
@@ -341,7 +385,9 @@ def _loss_and_grads_features(W: torch.Tensor, b: torch.Tensor, x: _Batch, loss_s
     return sq / (B * n), gW.mul_(scale), gb.mul_(scale)
 
 
-def _step_group(P: dict, x: _Batch, path: str, lr_w: float, lr_b: float, t: int, S: TrainSettings) -> torch.Tensor:
+def _step_group(
+    P: dict, x: _Batch, path: str, lr_w: float, lr_b: float, t: int, S: TrainSettings
+) -> torch.Tensor:
     """One training step of every cell of a width group (stacks P['W'] (C, n, m) etc.), in place.
     Gradients and decay go cell by cell (cache-sized blocks); Adam runs as one torch._foreach_* call per
     operation over the C cells (elementwise, so each cell's numbers are those of a step of its own).
@@ -394,17 +440,34 @@ def remove_checkpoint(checkpoint: str | Path | None) -> None:
 
 def settings_from_params(n: int, seed: int, params: dict) -> TrainSettings:
     """TrainSettings of one cell from the rule's params (the schema has filled in every default)."""
-    return TrainSettings(n=int(n), batch=int(params["batch_size"]), steps=int(params["steps"]),
-                         warmup_steps=int(params["warmup_steps"]), lr=float(params["lr"]),
-                         min_lr_ratio=float(params["min_lr_ratio"]),
-                         lr_width_exponent=float(params["lr_width_exponent"]),
-                         lr_width_reference=float(params["lr_width_reference"]),
-                         lr_bias_over_m=params["lr_bias_over_m"], loss_scale=float(params["loss_scale"]),
-                         seed=int(seed))
+    return TrainSettings(
+        n=int(n),
+        batch=int(params["batch_size"]),
+        steps=int(params["steps"]),
+        warmup_steps=int(params["warmup_steps"]),
+        lr=float(params["lr"]),
+        min_lr_ratio=float(params["min_lr_ratio"]),
+        lr_width_exponent=float(params["lr_width_exponent"]),
+        lr_width_reference=float(params["lr_width_reference"]),
+        lr_bias_over_m=params["lr_bias_over_m"],
+        loss_scale=float(params["loss_scale"]),
+        seed=int(seed),
+    )
 
 
-def superposition_train(dist: str, n: int, gamma: float, m: int, seed: int, params: dict, model_path: str,
-                        info_path: str, checkpoint_every: int = 0, threads: int = 1, device: str = "cpu") -> dict:
+def superposition_train(
+    dist: str,
+    n: int,
+    gamma: float,
+    m: int,
+    seed: int,
+    params: dict,
+    model_path: str,
+    info_path: str,
+    checkpoint_every: int = 0,
+    threads: int = 1,
+    device: str = "cpu",
+) -> dict:
     """Train one cell (resuming from its checkpoint if any), write its model and train.json, return the
     latter's contents. ``params``: the rule's params (``pipeline.train_params``)."""
     S = settings_from_params(n, seed, params)
@@ -412,18 +475,41 @@ def superposition_train(dist: str, n: int, gamma: float, m: int, seed: int, para
     ckpt = model_path.parent / "checkpoint.pt"
     ckpt.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    (res,) = train_cells(dist, [float(gamma)], [int(m)], S, checkpoint=ckpt, checkpoint_every=int(checkpoint_every),
-                         path=params["path"], threads=threads, device=device)
+    (res,) = train_cells(
+        dist,
+        [float(gamma)],
+        [int(m)],
+        S,
+        checkpoint=ckpt,
+        checkpoint_every=int(checkpoint_every),
+        path=params["path"],
+        threads=threads,
+        device=device,
+    )
     seconds = time.monotonic() - t0
     tensors = {"W": res.W, "b": res.b, "loss_curve": res.losses}
     atomic_write(model_path, lambda p: save_file(tensors, str(p)))
-    info = {"dist": dist, "n": int(n), "gamma": float(gamma), "m": int(m), "seed": int(seed),
-            "settings": dict(params), "train_seconds": seconds,
-            "ms_per_step": 1e3 * seconds / max(S.steps, 1)}
+    info = {
+        "dist": dist,
+        "n": int(n),
+        "gamma": float(gamma),
+        "m": int(m),
+        "seed": int(seed),
+        "settings": dict(params),
+        "train_seconds": seconds,
+        "ms_per_step": 1e3 * seconds / max(S.steps, 1),
+    }
     atomic_write_json(info_path, info)
     remove_checkpoint(ckpt)
-    log.info("cell %s gamma=%s m=%s seed=%s done in %.1fs, last loss %.4g", dist, gamma, m, seed,
-             seconds, float(res.losses[-1]))
+    log.info(
+        "cell %s gamma=%s m=%s seed=%s done in %.1fs, last loss %.4g",
+        dist,
+        gamma,
+        m,
+        seed,
+        seconds,
+        float(res.losses[-1]),
+    )
     return info
 
 
@@ -441,7 +527,10 @@ def reference_train(dist: str, gamma: float, m: int, settings: TrainSettings, se
     W = W0.clone().requires_grad_(True)
     b = b0.clone().requires_grad_(True)
     lr_w0, lr_b0 = cell_lrs(S, m)
-    state = {id(W): [torch.zeros_like(W), torch.zeros_like(W)], id(b): [torch.zeros_like(b), torch.zeros_like(b)]}
+    state = {
+        id(W): [torch.zeros_like(W), torch.zeros_like(W)],
+        id(b): [torch.zeros_like(b), torch.zeros_like(b)],
+    }
     torch.manual_seed(_seed_of("reference", S.seed, dist, n, B, seed_offset))
     losses = np.zeros(S.steps, dtype=np.float32)
     for step in range(S.steps):
