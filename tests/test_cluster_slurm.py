@@ -25,7 +25,7 @@ from _pipeline import REPO, completed_run, run
 PROFILE = REPO / "profiles" / "slurm" / "config.yaml"
 # rules whose memory and wall time the workflow computes per job (the profile keeps those estimates),
 # besides the depth toy's depth_toy_train_<variant>
-WORKFLOW_SIZED = {"superposition_train", "hidden_states_extract"}
+WORKFLOW_SIZED = {"superposition_train", "hidden_states_extract", "causal_tracing_trace"}
 LOCAL_OVERLAY = REPO / "profiles" / "slurm-local" / "config.yaml"
 
 
