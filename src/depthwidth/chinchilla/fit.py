@@ -14,7 +14,15 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.adam import fit_adam
-from depthwidth.chinchilla.law import ALPHA_BOUNDS, PARAMS, PAPER_INIT, FitData, decomposed_law, select_points
+from depthwidth.chinchilla.law import (
+    ALPHA_BOUNDS,
+    PAPER_INIT,
+    PARAMS,
+    FitData,
+    best_of_starts,
+    decomposed_law,
+    select_points,
+)
 from depthwidth.chinchilla.shape import shape_exponents
 from depthwidth.files import atomic_write_csv, atomic_write_json
 from depthwidth.logs import Progress
@@ -60,29 +68,8 @@ def fit_law(
     """Best least-squares fit of log L over several starts. The result has ``success`` (converged),
     ``message``, ``params`` (with stderr from the covariance) and ``chisqr`` (sum of squared log residuals)."""
     rng = np.random.default_rng(seed)
-    best = None
-    for init in (inits or []) + _starts(n_starts, rng):
-        params = _make_params(init, float(d.loss.min()))
-        try:
-            res = lmfit.minimize(
-                _residual,
-                params,
-                args=(d,),
-                method="least_squares",
-                max_nfev=max_nfev,
-                ftol=1e-12,
-                xtol=1e-12,
-                gtol=1e-12,
-            )
-        except (ValueError, FloatingPointError):
-            continue
-        if not np.isfinite(res.chisqr):
-            continue
-        if best is None or res.chisqr < best.chisqr - 1e-14:
-            best = res
-    if best is None:
-        raise RuntimeError("every start of the decomposed-law fit failed")
-    return best
+    starts = (_make_params(init, float(d.loss.min())) for init in (inits or []) + _starts(n_starts, rng))
+    return best_of_starts(_residual, starts, (d,), max_nfev)
 
 
 def values(res) -> dict:

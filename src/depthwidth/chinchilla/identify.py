@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.fit import held_out
-from depthwidth.chinchilla.law import ALPHA_BOUNDS, PARAMS, decomposed_law
+from depthwidth.chinchilla.law import ALPHA_BOUNDS, PARAMS, best_of_starts, decomposed_law
 from depthwidth.files import atomic_write_csv, atomic_write_json
 
 log = logging.getLogger("depthwidth.chinchilla.identify")
@@ -161,28 +161,11 @@ def fit_result(
     d = df_or_data if isinstance(df_or_data, Data) else to_data(df_or_data, units)
     fixed = dict(fixed or {})
     rng = np.random.default_rng(seed)
-    best = None
-    for init in list(inits or []) + _random_starts(d, n_starts, rng):
-        init = {**init, **fixed}
-        params = _make_params(d, init, fixed, group_offsets)
-        try:
-            res = lmfit.minimize(
-                _residual,
-                params,
-                args=(d, group_offsets),
-                method="least_squares",
-                max_nfev=max_nfev,
-                ftol=1e-12,
-                xtol=1e-12,
-                gtol=1e-12,
-            )
-        except (ValueError, FloatingPointError):
-            continue
-        if np.isfinite(res.chisqr) and (best is None or res.chisqr < best.chisqr - 1e-14):
-            best = res
-    if best is None:
-        raise RuntimeError("every start of the decomposed-law fit failed")
-    return best, d
+    starts = (
+        _make_params(d, {**init, **fixed}, fixed, group_offsets)
+        for init in list(inits or []) + _random_starts(d, n_starts, rng)
+    )
+    return best_of_starts(_residual, starts, (d, group_offsets), max_nfev), d
 
 
 def values(res, d: Data, group_offsets: bool = False) -> dict:

@@ -80,3 +80,30 @@ def select_points(
         D=points["tokens"].to_numpy(float)[keep] * tokens_scale,
         loss=loss[keep],
     )
+
+
+def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000):
+    """The lowest-χ² lmfit least-squares fit of ``residual`` over the ``param_sets`` (an iterable of
+    ``lmfit.Parameters``); a start that fails or ends non-finite is skipped. RuntimeError if every one does."""
+    import lmfit
+
+    best = None
+    for params in param_sets:
+        try:
+            res = lmfit.minimize(
+                residual,
+                params,
+                args=args,
+                method="least_squares",
+                max_nfev=max_nfev,
+                ftol=1e-12,
+                xtol=1e-12,
+                gtol=1e-12,
+            )
+        except (ValueError, FloatingPointError):
+            continue
+        if np.isfinite(res.chisqr) and (best is None or res.chisqr < best.chisqr - 1e-14):
+            best = res
+    if best is None:
+        raise RuntimeError("every start of the decomposed-law fit failed")
+    return best

@@ -280,22 +280,26 @@ def headline_rows(fit: dict) -> list[dict]:
             "β = α_mα_ℓ/(α_m+2α_ℓ); error from the bootstrap",
         ),
     ]
+    return rows + _adam_rows(fit, src)
+
+
+def _adam_rows(fit: dict, src: str) -> list[dict]:
+    """The paper's float32 Adam procedure against the notebook's digits (when the variant ran)."""
     adam = fit["variants"].get("paper_adam")
-    if adam:
-        v, ref = adam["params"]["alpha_l"]["value"], CHINCHILLA_ADAM_FIT["alpha_l"]
-        rows.append(
-            headline_row(
-                "α_ℓ, the paper's float32 Adam procedure",
-                ref.text,
-                v,
-                adam["params"]["alpha_l"].get("stderr_paper"),
-                bool(abs(v - ref.value) <= 1e-3),
-                src,
-                f"{adam['steps']} Adam steps; agrees = same to 0.001; error: the paper's "
-                "formula at this point",
-            )
+    if not adam:
+        return []
+    v, ref = adam["params"]["alpha_l"]["value"], CHINCHILLA_ADAM_FIT["alpha_l"]
+    return [
+        headline_row(
+            "α_ℓ, the paper's float32 Adam procedure",
+            ref.text,
+            v,
+            adam["params"]["alpha_l"].get("stderr_paper"),
+            bool(abs(v - ref.value) <= 1e-3),
+            src,
+            f"{adam['steps']} Adam steps; agrees = same to 0.001; error: the paper's formula at this point",
         )
-    return rows
+    ]
 
 
 # ---------------------------------------------------------------- figures
