@@ -242,18 +242,7 @@ def lm_head_token_fit(
         fit = zipf_fit(read_table(cpath, "lm_head_token_counts", ("count",))["count"], *fit_ranks)
         rows.append(
             {
-                **{
-                    k: s[k]
-                    for k in (
-                        "tokenizer",
-                        "family",
-                        "corpus",
-                        "n_docs",
-                        "n_tokens",
-                        "n_distinct",
-                        "exhausted",
-                    )
-                },
+                **{k: s[k] for k in FIT_COLUMNS[: FIT_COLUMNS.index("exhausted") + 1]},
                 **fit,
                 "weak_alpha_m": fit["alpha"] - 1.0,
             }
