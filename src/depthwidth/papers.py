@@ -38,9 +38,9 @@ TOKEN_FREQUENCY_ALPHA = PaperValue(
     1.0, None, "superposition paper, appendix: token frequencies p_i ∝ i^-α, α ≈ 1"
 )
 
-# Depth paper's notebook: its float32 Adam fit of the decomposed law to the 203 Chinchilla points left
+# Depth paper's notebook: its Adam fit (ln c float64, exponents and E float32) of the decomposed law to the 203 Chinchilla points left
 # after dropping the 40 highest-loss runs (50k steps); c_D and α_D are not printed there.
-_ADAM = "depth paper's notebook, float32 Adam fit (50k steps)"
+_ADAM = "depth paper's notebook, Adam fit (50k steps)"
 CHINCHILLA_ADAM_FIT = {
     "c_m": PaperValue(333.38, None, _ADAM),
     "alpha_m": PaperValue(0.9769, None, _ADAM),

@@ -1,12 +1,15 @@
-"""The paper's own fit of the decomposed law: Adam in float32 torch, stopped after a fixed step count.
+"""The paper's own fit of the decomposed law: torch Adam with the notebook's dtypes, stopped after a fixed
+step count.
 
-Liu et al. fit ln c_m, ln c_ℓ, ln c_D, α_m, α_ℓ, α_D and E (= L0) as float32 torch parameters by
-full-batch Adam on 100·mean (ln L − ln L̂)², from ln c = (ln 200, ln 200, ln 10), α = (1, 1, 0.33),
-E = 1.69, learning rate 5e-3 for the ln c's and E and 5e-4 for the exponents, 50,000 steps. The objective
-is nearly flat along the direction that trades c_ℓ against α_ℓ, so where the fit stops depends on the
-precision: the same steps in float64 end at α_ℓ = 1.196 instead of the paper's 1.2014, and in float32 the
-order of summation still moves the fourth decimal (1.20155 for the paper's 203 points alone, 1.20149 when
-they are fitted padded beside the other cuts of the dropped-points scan).
+Liu et al. fit ln c_m, ln c_ℓ, ln c_D, α_m, α_ℓ, α_D and E (= L0) by full-batch Adam on
+100·mean (ln L − ln L̂)², from ln c = (ln 200, ln 200, ln 10), α = (1, 1, 0.33), E = 1.69, learning rate
+5e-3 for the ln c's and E and 5e-4 for the exponents, 50,000 steps. Their notebook builds the ln c tensor
+from numpy float64 scalars, so it is float64, while the exponents and E are built from Python floats and
+are float32; the data come from a CSV of floats and are float64. Every product is therefore computed in
+float64, the gradients of α and E are rounded to float32, and their Adam moments and values are float32.
+The objective is nearly flat along the direction that trades c_ℓ against α_ℓ, so where the fit stops
+depends on that precision: with these dtypes it ends at the notebook's α_ℓ = 1.2014 (c_ℓ 1284.4); all
+float64 ends at 1.1964 and all float32 at 1.2015–1.2017, depending on the order of summation.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ OBJECTIVE_SCALE = 100.0  # the paper minimises 100 · mean squared log residual
 
 
 def _padded(datasets: list[FitData]) -> tuple:
-    """float32 (B, 3, n_max) log m, log ℓ, log D; (B, n_max) log L; (B, n_max) mask; (B,) point counts.
+    """float64 (B, 3, n_max) log m, log ℓ, log D; (B, n_max) log L; (B, n_max) mask; (B,) point counts.
     Padding has mask 0, so it adds exact zeros to each fit's sums."""
     import torch
 
@@ -35,7 +38,7 @@ def _padded(datasets: list[FitData]) -> tuple:
         log_loss[b, :n] = np.log(d.loss)
         mask[b, :n] = 1.0
     counts = np.array([len(d) for d in datasets], float)
-    return tuple(torch.tensor(a, dtype=torch.float32) for a in (logs, log_loss, mask, counts))
+    return tuple(torch.tensor(a, dtype=torch.float64) for a in (logs, log_loss, mask, counts))
 
 
 def fit_adam_batch(datasets: list[FitData], steps: int = 50_000) -> list[dict]:
@@ -43,16 +46,17 @@ def fit_adam_batch(datasets: list[FitData], steps: int = 50_000) -> list[dict]:
     elementwise and each fit's objective only sees its own points). Returns, per dataset, the dict of
     ``fit_adam``.
 
-    The gradient is written out (what autograd computes for the objective) and the update is
-    torch.optim.Adam's single-tensor step op for op: the same float32 steps as the paper's autograd loop
-    up to rounding (tests/test_chinchilla.py: equal to 2e-6 after 300 steps) at a fifth of its cost."""
+    The gradient is written out (what autograd computes for the objective, in float64, the α and E parts
+    then rounded to float32 as autograd rounds them for float32 leaves) and the update is
+    torch.optim.Adam's single-tensor step op for op: the same steps as the paper's autograd loop up to
+    float64 rounding (tests/test_chinchilla.py: equal to 1e-6 after 300 steps) at a fifth of its cost."""
     import torch  # here, not at the top: the other fits do not need torch's import time
 
     logs, log_loss, mask, counts = _padded(datasets)
     batch = len(datasets)
     init_c = [np.log(PAPER_INIT[k]) for k in ("c_m", "c_l", "c_D")]
     init_a = [PAPER_INIT[k] for k in ("alpha_m", "alpha_l", "alpha_D")]
-    log_c = torch.tensor([init_c] * batch, dtype=torch.float32)  # (B, 3)
+    log_c = torch.tensor([init_c] * batch, dtype=torch.float64)  # (B, 3), float64 as in the notebook
     alpha = torch.tensor([init_a] * batch, dtype=torch.float32)  # (B, 3)
     E = torch.full((batch,), PAPER_INIT["L0"], dtype=torch.float32)  # (B,)
     groups = [(log_c, LR_LOG_C), (E, LR_LOG_C), (alpha, LR_EXPONENTS)]
@@ -60,10 +64,14 @@ def fit_adam_batch(datasets: list[FitData], steps: int = 50_000) -> list[dict]:
     weight = (-2.0 * OBJECTIVE_SCALE) * mask / counts[:, None]  # d objective / d log L̂, over the residual
     with torch.no_grad():
         for step in range(1, steps + 1):
-            terms = torch.exp(log_c[:, :, None] - alpha[:, :, None] * logs)  # (B, 3, n)
-            pred = terms.sum(1) + E[:, None]  # (B, n)
+            terms = torch.exp(log_c[:, :, None] - alpha.double()[:, :, None] * logs)  # (B, 3, n)
+            pred = terms.sum(1) + E.double()[:, None]  # (B, n)
             g = weight * (log_loss - torch.log(pred)) / pred  # d objective / d L̂, (B, n)
-            grads = [(terms * g[:, None, :]).sum(2), g.sum(1), -(terms * logs * g[:, None, :]).sum(2)]
+            grads = [
+                (terms * g[:, None, :]).sum(2),
+                g.sum(1).float(),
+                (-(terms * logs * g[:, None, :]).sum(2)).float(),
+            ]
             for (param, lr), (m1, m2), grad in zip(groups, moments, grads):
                 _adam_step(param, grad, m1, m2, lr, step)
     out = []
@@ -115,5 +123,5 @@ def _summary(v: dict, d: FitData, steps: int) -> dict:
         "n_points": len(d),
         "objective_sum_sq_log_residual": float(np.sum((np.log(d.loss) - np.log(pred)) ** 2)),
         "steps": steps,
-        "precision": "float32",
+        "precision": "ln c float64; exponents and E float32 (the notebook's dtypes)",
     }

@@ -200,14 +200,14 @@ def _bootstrap_summary(out: dict, boot: pd.DataFrame, best: dict, n_boot: int) -
 
 
 def paper_adam_variant(d: FitData, steps: int) -> dict:
-    """The paper's Adam fit (float32 torch, ``adam.fit_adam``) with its standard errors at the point
+    """The paper's Adam fit (torch, the notebook's dtypes, ``adam.fit_adam``) with its standard errors at the point
     where it stops."""
     fit = fit_adam(d, steps)
     v = {k: fit["params"][k]["value"] for k in PARAMS}
     for k, se in paper_stderrs(d, v).items():
         fit["params"][k]["stderr_paper"] = se
     return {
-        "description": f"the paper's procedure: float32 Adam from its starting point, stopped after "
+        "description": f"the paper's procedure: Adam (ln c float64, exponents and E float32) from its starting point, stopped after "
         f"{steps} steps",
         **fit,
     }

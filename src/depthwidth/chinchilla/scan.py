@@ -2,7 +2,7 @@
 
 At each k the rows with loss strictly below the k-th largest are kept (``law.kept_mask``; k = 1, 10, …,
 100 keep 244, 235, …, 144 of the 245 points), and the law is fitted twice: with lmfit to convergence
-(lmfit's and the paper's standard errors) and with the paper's float32 Adam procedure (all k at once).
+(lmfit's and the paper's standard errors) and with the paper's Adam procedure (all k at once).
 """
 
 from __future__ import annotations
