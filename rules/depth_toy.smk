@@ -30,6 +30,8 @@ for _variant in depth_toy_pipeline.train_variants(config):
             "../envs/depthwidth.yaml"
         threads: DEPTH_TOY["threads"]
         resources:
+            # a GPU job goes to the partition profiles/slurm names for GPU rules (as superposition_train)
+            **({} if DEPTH_TOY["device"] == "cpu" else {"slurm_partition": "gpu"}),
             mem_mb=grow_with_attempt(depth_toy_pipeline.mem_mb(DEPTH_TOY, _variant)),
             runtime=grow_with_attempt(depth_toy_pipeline.estimate_minutes(DEPTH_TOY, _variant)),
             gpu=0 if DEPTH_TOY["device"] == "cpu" else 1,

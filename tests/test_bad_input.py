@@ -63,6 +63,13 @@ BAD_CONFIGS = [
         {"chinchilla": {"shape": {"n_params": []}}},
         ["config key 'chinchilla.shape.n_params'", "[] should be non-empty"],
     ),
+    # a parameter inside a frequency law's name: power-a1000 matches the name pattern, but α = 1000
+    # (a typo of power-a1.000) would leave every feature but the first never active
+    (
+        "law_exponent_out_of_range",
+        {"superposition": {"distributions": ["power-a1000"]}},
+        ["config key 'superposition.distributions.0'", "α=1000 in 'power-a1000' is outside [0, 10]", "Fix:"],
+    ),
 ]
 
 

@@ -13,7 +13,7 @@ from depthwidth.causal_tracing import pipeline
 from depthwidth.causal_tracing.tables import peak, peak_table
 from depthwidth.causal_tracing.trace import CausalTracingError, Fact, Tracer, decoder_parts, locate, trace
 from depthwidth.config import ConfigError, validate_config
-from depthwidth.hidden_states.tiny import tiny_model, tiny_tokenizer
+from depthwidth.hidden_states.tiny import DECODER_FAMILIES, tiny_model, tiny_tokenizer
 
 TEXTS = [
     "The Eiffel Tower is in the city of Paris.",
@@ -21,7 +21,7 @@ TEXTS = [
     "The Colosseum is located in the city of Rome.",
 ] * 20
 FACT = Fact("eiffel", "The Eiffel Tower is in the city of", "eiffel tower", " Paris")
-DECODERS = ("gpt_neox", "llama", "qwen2", "opt", "gpt2")
+DECODERS = DECODER_FAMILIES  # gpt_neox, qwen2, opt, llama, gpt2
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +30,6 @@ def tok():
 
 
 def _model(family: str, vocab: int, layers: int = 3):
-    if family == "gpt2":  # not among hidden_states.tiny's families
-        import transformers as T
-
-        torch.manual_seed(0)
-        cfg = T.GPT2Config(vocab_size=vocab, n_embd=32, n_layer=layers, n_head=4, n_positions=64)
-        return T.GPT2LMHeadModel(cfg).eval()
     return tiny_model(family, vocab_size=vocab, layers=layers, hidden=32, max_positions=64)
 
 

@@ -86,3 +86,28 @@ def test_misspelt_key_gets_did_you_mean(config):
 def test_report_title_default_filled(config):
     del config["report"]
     assert validate_config(config)["report"]["title"].startswith("depthwidth")
+
+
+@pytest.mark.parametrize(
+    "n,laws,words",
+    [
+        # α = 10 is the largest exponent; with n = 100000 even that gives p_n/p_1 = e^-115 < 2^-149
+        (10240, ["power-a10"], None),
+        (100000, ["power-a10"], ["superposition.distributions.0", "α ≤ 8.97 for n_features=100000"]),
+        (300, ["linear", "power-a10.5"], ["superposition.distributions.1", "outside [0, 10]"]),
+        # an exponential law too steep for n: e^-(n-1)/k underflows float32 for k < (n-1)/103.3
+        (1000, ["exponential-k9.5"], ["superposition.distributions.0", "k ≥ 9.67 for n_features=1000"]),
+        (1000, ["exponential-k10-s0.5"], None),
+    ],
+)
+def test_frequency_law_parameters_are_bounded(config, n, laws, words):
+    config["superposition"].update(n_features=n, distributions=laws)
+    if words is None:
+        validate_config(config)
+        return
+    with pytest.raises(ConfigError) as e:
+        validate_config(config)
+    msg = str(e.value)
+    assert msg.count("config key '") == 1 and "Fix:" in msg
+    for w in words:
+        assert w in msg, msg

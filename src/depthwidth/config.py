@@ -41,6 +41,9 @@ def _key_path(err: jsonschema.ValidationError) -> str:
 
 def _allowed(err: jsonschema.ValidationError) -> str:
     s = err.schema if isinstance(err.schema, dict) else {}
+    if err.validator == "frequencyLaws":  # raised on the section: describe the entry's own key
+        key = s.get("properties", {}).get(str(err.absolute_path[-2]), {})
+        s = {**key.get("items", {}), "description": key.get("description")}
     bits = []
     if err.validator == "additionalProperties":
         allowed = sorted(s.get("properties", {}))
@@ -113,8 +116,38 @@ def _is_number(checker, instance) -> bool:
 _TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
     {"integer": _is_integer, "number": _is_number}
 )
+
+
+def _frequency_laws(validator, enabled, instance, schema):
+    """Keyword ``frequencyLaws`` (on the superposition section): every law of ``alphas`` and
+    ``distributions`` is checked with ``n_features`` (a parameter inside a law's name, such as the α of
+    power-a1.5, is out of the schema's reach), each error at the key of the bad entry."""
+    if not enabled or not isinstance(instance, dict):
+        return
+    from depthwidth.superposition.grid import law_error
+
+    n = instance.get("n_features")
+    n = n if _is_integer(None, n) and n >= 2 else 2
+    entries = [("alphas", i, a) for i, a in enumerate(instance.get("alphas") or [])]
+    entries += [("distributions", i, d) for i, d in enumerate(instance.get("distributions") or [])]
+    for key, i, value in entries:
+        if key == "alphas":
+            if not _is_number(None, value) or not 0 <= value <= 10:
+                continue  # the items' own schema reports it
+            name = f"power-a{value:g}"
+        elif isinstance(value, str):
+            name = value
+        else:
+            continue
+        msg = law_error(name, n)
+        if msg:
+            yield jsonschema.ValidationError(msg, path=[key, i], validator="frequencyLaws", instance=value)
+
+
 _Validator = _with_defaults(
-    jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TYPES)
+    jsonschema.validators.extend(
+        jsonschema.Draft202012Validator, {"frequencyLaws": _frequency_laws}, type_checker=_TYPES
+    )
 )
 
 

@@ -3,8 +3,19 @@ at parse time."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+
+# Largest exponent α of a power law p_i ∝ i^-α (the same bound as superposition.alphas in the schema).
+# The paper uses α in [0, 2] (exp-10: 1 + linspace(0, 1, 9), exp-10-3: 1 + linspace(-1, 0, 9)). The
+# sampler draws from float32 probabilities, whose smallest positive value is 2^-149 ≈ 1.4e-45:
+# p_n/p_1 = n^-α stays above it for n = 10240 (exp-17) up to α ≈ 11.2 (10240^-10 ≈ 1e-40), in float64 up
+# to α ≈ 77. A larger exponent is a typo (power-a1000 for power-a1.000) and makes every feature but the
+# first never active.
+ALPHA_MAX = 10.0
+# ln of the smallest positive float32 (2^-149): a law whose p_n/p_1 falls below it has features with p_i = 0
+LN_FLOAT32_TINY = -149 * math.log(2.0)
 
 # Distribution names used as a wildcard in output paths, e.g. "power-a1.5", "exponential-k400",
 # "linear", with an optional activation-density suffix "-s0.25".
@@ -47,9 +58,45 @@ def parse_distribution(name: str) -> Distribution:
     if not 0.0 <= s <= 1.0:
         raise ValueError(f"activation density s={s} in {name!r} must lie in [0, 1]")
     if mt["alpha"] is not None:
-        return Distribution("power", alpha=float(mt["alpha"]), density=s)
+        alpha = float(mt["alpha"])
+        if alpha > ALPHA_MAX:
+            raise ValueError(
+                f"power-law exponent α={alpha:g} in {name!r} is outside [0, {ALPHA_MAX:g}] "
+                f"(the paper uses 0 to 2; p_i ∝ i^-{alpha:g} leaves only the first features ever active). "
+                f"Fix: give an exponent from 0 to {ALPHA_MAX:g} with its decimal point, e.g. power-a1.5 for α = 1.5"
+            )
+        return Distribution("power", alpha=alpha, density=s)
     if mt["k"] is not None:
         if float(mt["k"]) <= 0:
             raise ValueError(f"exponential scale k in {name!r} must be > 0")
         return Distribution("exponential", k=float(mt["k"]), density=s)
     return Distribution("linear", density=s)
+
+
+def log_smallest_ratio(dist: Distribution, n: int) -> float:
+    """ln(p_n / p_1) of ``dist`` over n features (the density rescaling only raises it)."""
+    if dist.law == "power":
+        return -dist.alpha * math.log(n)
+    if dist.law == "exponential":
+        return -(n - 1) / dist.k
+    return -math.log(n)
+
+
+def law_error(name: str, n: int) -> str | None:
+    """Why the law ``name`` cannot be used with n features, or None: a name that does not parse, a
+    parameter out of range, or a law whose rarest feature has p_i = 0 in float32 (where the sampler draws)."""
+    try:
+        dist = parse_distribution(name)
+    except ValueError as e:
+        return str(e)
+    ln_ratio = log_smallest_ratio(dist, n)
+    if ln_ratio < LN_FLOAT32_TINY:
+        if dist.law == "power":
+            fix = f"use α ≤ {-LN_FLOAT32_TINY / math.log(n):.3g} for n_features={n}"
+        else:
+            fix = f"use k ≥ {(n - 1) / -LN_FLOAT32_TINY:.3g} for n_features={n}"
+        return (
+            f"{name!r} gives p_n/p_1 = e^{ln_ratio:.4g} with n_features={n}, below the smallest float32 "
+            f"(e^{LN_FLOAT32_TINY:.4g}): the rarest features would have p_i = 0 and never be active. Fix: {fix}"
+        )
+    return None
