@@ -21,6 +21,21 @@ def test_default_and_overlay_configs_are_valid(config):
         validate_config(merged)
 
 
+def test_null_corpus_entry_drops_the_defaults_entry(config):
+    """config/paper.yaml nulls the default's FineWeb corpora: after the merge only the paper's four are left."""
+    merged = validate_config(
+        deep_merge(copy.deepcopy(config), yaml.safe_load((REPO / "config" / "paper.yaml").read_text()))
+    )
+    assert sorted(merged["lm_head"]["loss"]["corpora"]) == ["bookcorpus", "c4", "pile-10k", "wikitext"]
+    assert sorted(merged["lm_head"]["token_frequencies"]["corpora"]) == [
+        "bookcorpus",
+        "c4",
+        "pile",
+        "wikitext",
+    ]
+    assert "fineweb" in validate_config(config)["lm_head"]["loss"]["corpora"]
+
+
 def test_deep_merge_merges_dicts_and_replaces_lists():
     base = {"a": {"x": 1, "y": [1, 2]}, "b": 2}
     assert deep_merge(base, {"a": {"y": [3]}, "c": 4}) == {"a": {"x": 1, "y": [3]}, "b": 2, "c": 4}

@@ -29,8 +29,8 @@ def _paper_config() -> dict:
 
 def expected_jobs(cfg: dict) -> dict[str, int]:
     """Rule -> job count of the paper's report, from the config (Snakemake overlays config/paper.yaml on
-    config.yaml: dicts merge, so config.yaml's `fineweb` loss corpus and `fineweb-300` token corpus are
-    kept beside the paper's four, lists replace)."""
+    config.yaml: dicts merge, lists replace; config/paper.yaml nulls config.yaml's `fineweb` loss corpus
+    and `fineweb-300` token corpus, which drops them)."""
     from depthwidth.depth_toy import pipeline as depth_toy
     from depthwidth.download.fetch import load_manifest
     from depthwidth.models.pipeline import decoders
@@ -42,10 +42,17 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
     tf = lm["token_frequencies"]
     used_models = set(lm["models"]) | set(hs["models"]) | set(ct["models"]) | set(tf["tokenizers"])
     n_sweeps = len(cfg["chinchilla"]["sweeps"])
+    # the FineWeb mirror file is fetched only for a `source: raw` corpus that reads it
+    raw_paths = {
+        spec.get("path")
+        for corpora in (lm["loss"]["corpora"], tf["corpora"])
+        for spec in corpora.values()
+        if spec["source"] == "raw"
+    }
     jobs = {
         # every file pinned in src/depthwidth/download/manifest.yaml: the Chinchilla points and table A9 (2),
-        # the OpenLM sweeps' run files and configs (110), the FineWeb mirror (1, the raw token corpus)
-        "fetch_file": len(load_manifest()),
+        # the OpenLM sweeps' run files and configs (110), the FineWeb mirror (1, only for a raw corpus)
+        "fetch_file": len(load_manifest()) - (0 if "fineweb/fineweb_subset.json" in raw_paths else 1),
         "fineweb_shards": 1,  # one job writes all hidden_states.corpus shards
         "model_fetch": len(used_models),
         "chinchilla_points": 1,
@@ -121,12 +128,13 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     planned = planned_jobs(dry_run)
     want = expected_jobs(_paper_config())
     assert planned == want
-    # 1923 = 1500 superposition cells + 135 LM-head losses (27 models x 5 corpora) + 113 pinned files
-    # + 33 depth-toy trainings + 27 model fetches + 27 geometries + 20 token counts + 18 + 18 hidden-state
-    # extractions and statistics + 6 traces + 5 corpora + 6 chinchilla sweep jobs + 15 single jobs
+    # 1890 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
+    # default's FineWeb entries are nulled in config/paper.yaml) + 112 pinned files + 33 depth-toy
+    # trainings + 27 model fetches + 27 geometries + 16 token counts (4 x 4) + 18 + 18 hidden-state
+    # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 15 single jobs
     # (chinchilla 4, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
     # LM head 3, report). Issue 18 counted 1762 jobs when it was written; the config grew since.
-    assert sum(planned.values()) == 1923
+    assert sum(planned.values()) == 1890
 
 
 def test_gpu_stages_ask_for_a_gpu_and_every_rule_for_memory_and_time(dry_run):

@@ -154,6 +154,7 @@ _Validator = _with_defaults(
 def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
     """Validate ``config`` in place against the composed schema, filling in defaults; raise
     ``ConfigError`` listing every error."""
+    _drop_nulled_corpora(config)
     schema = load_schema(schema_dir)
     validator = _Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
@@ -169,6 +170,21 @@ def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
             + f"\nFix these keys in config.yaml or the --configfile you passed; the schemas are in {schema_dir}."
         )
     return config
+
+
+# Named-entry maps that a --configfile merges into the default's by key: an entry set to null there
+# removes the default's entry of that name (config/paper.yaml drops the laptop's FineWeb corpora).
+NULLABLE_ENTRY_MAPS = (("lm_head", "loss", "corpora"), ("lm_head", "token_frequencies", "corpora"))
+
+
+def _drop_nulled_corpora(config: dict) -> None:
+    for keys in NULLABLE_ENTRY_MAPS:
+        node = config
+        for k in keys:
+            node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            for name in [n for n, v in node.items() if v is None]:
+                del node[name]
 
 
 def deep_merge(base: dict, overlay: dict) -> dict:
