@@ -326,6 +326,144 @@ def test_lm_head_consumers_check_what_they_read(tmp_path):
     assert not (tmp_path / "h.json").exists()
 
 
+# ------------------------------------------------------------------------------------------- superposition
+
+
+def _superposition_cells(root: Path) -> tuple[dict, dict, list[dict]]:
+    """The tiny test grid's train params, analysis params and cells (with their paths under ``root``)."""
+    from depthwidth.superposition import pipeline
+
+    config = validate_config(merged_config())
+    cells = [
+        {
+            **pipeline.parse_cell_path(p),
+            "model": str(root / p),
+            "info": str(root / p).replace("model.safetensors", "train.json"),
+        }
+        for p in pipeline.cell_paths(config)
+    ]
+    return pipeline.train_params(config), pipeline.analysis_params(config), cells
+
+
+def _train_cell(cell: dict, params: dict, every: int = 20) -> dict:
+    from depthwidth.superposition.train import superposition_train
+
+    c = cell
+    return superposition_train(
+        c["dist"],
+        c["n"],
+        c["gamma"],
+        c["m"],
+        c["seed"],
+        params,
+        c["model"],
+        c["info"],
+        checkpoint_every=every,
+    )
+
+
+@pytest.fixture(scope="module")
+def superposition_clean(tmp_path_factory):
+    """The clean, uninterrupted run of one cell of the test grid: its model file's bytes."""
+    params, _, cells = _superposition_cells(tmp_path_factory.mktemp("clean"))
+    _train_cell(cells[-1], params)
+    return Path(cells[-1]["model"]).read_bytes()
+
+
+@pytest.mark.parametrize("how", ["truncate", "empty", "garbage"])
+def test_damaged_superposition_checkpoint_is_moved_aside_and_retrained(
+    tmp_path, monkeypatch, caplog, how, superposition_clean
+):
+    import depthwidth.superposition.train as tr
+
+    params, _, cells = _superposition_cells(tmp_path)
+    cell = cells[-1]
+    real = tr._step_group
+    calls = {"n": 0}
+
+    def dying(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 50:  # killed in step 51: the checkpoint of step 40 stays behind
+            raise _Killed
+        return real(*a, **k)
+
+    monkeypatch.setattr(tr, "_step_group", dying)
+    with pytest.raises(_Killed):
+        _train_cell(cell, params)
+    monkeypatch.undo()
+    ckpt = Path(cell["model"]).with_name("checkpoint.pt")
+    assert torch.load(ckpt, weights_only=False)["step"] == 40
+    _damage(ckpt, how)
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        _train_cell(cell, params)
+    assert str(ckpt) in caplog.text and "moved aside" in caplog.text and "resumed" not in caplog.text
+    assert len(list(ckpt.parent.glob("checkpoint.pt.bad-*"))) == 1 and not ckpt.exists()
+    assert Path(cell["model"]).read_bytes() == superposition_clean  # from scratch: the clean run's numbers
+
+
+def test_superposition_checkpoint_of_other_params_is_not_resumed(
+    tmp_path, monkeypatch, caplog, superposition_clean
+):
+    """A sealed, intact checkpoint of other params (another lr) is moved aside; one of the same is resumed."""
+    import depthwidth.superposition.train as tr
+
+    params, _, cells = _superposition_cells(tmp_path)
+    cell = cells[-1]
+    for p in ({**params, "lr": params["lr"] * 2}, params):
+        monkeypatch.setattr(tr, "write_json", lambda *a, **k: (_ for _ in ()).throw(_Killed()))
+        with pytest.raises(_Killed):  # trained, killed before train.json: the checkpoint of step 60 stays
+            _train_cell(cell, p)
+        monkeypatch.undo()
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="depthwidth"):
+            _train_cell(cell, params)
+        assert Path(cell["model"]).read_bytes() == superposition_clean
+        if p is params:
+            assert "resumed from checkpoint" in caplog.text and "moved aside" not in caplog.text
+        else:
+            assert "fingerprint differs" in caplog.text and "resumed" not in caplog.text
+
+
+def test_superposition_consumers_check_what_they_read(tmp_path):
+    """A damaged cell file stops rule superposition_tables, a truncated table stops the section; both name
+    the file and the rule to force, and the section writes nothing."""
+    from depthwidth.integrity import seal_path
+    from depthwidth.superposition.section import superposition_section
+    from depthwidth.superposition.tables import superposition_tables
+
+    params, analysis, cells = _superposition_cells(tmp_path)
+    params = {**params, "steps": 20}
+    for c in cells:
+        _train_cell(c, params, every=0)
+    models, infos = [c["model"] for c in cells], [c["info"] for c in cells]
+    out = {k: str(tmp_path / f"{k}.csv") for k in ("cells", "exponents")}
+    superposition_tables(models, analysis, out["cells"], out["exponents"])
+    assert len(integrity.read_table(out["cells"], "superposition_tables")) == len(cells)
+
+    model = Path(models[1])
+    good = model.read_bytes()
+    _damage(model, "truncate")
+    with pytest.raises(
+        IntegrityError, match=rf"{model.parent}.*model.safetensors.*forcerun superposition_train"
+    ):
+        superposition_tables(models, analysis, out["cells"], out["exponents"])
+    model.write_bytes(good)
+    seal_path(model).unlink()  # a file without a seal (never completely written) is not trusted either
+    with pytest.raises(
+        IntegrityError, match=r"model\.safetensors: it has no seal.*forcerun superposition_train"
+    ):
+        superposition_tables(models, analysis, out["cells"], out["exponents"])
+
+    section = (str(tmp_path / "s.html"), str(tmp_path / "h.json"), str(tmp_path / "figures"))
+    _damage(Path(infos[0]), "truncate")
+    with pytest.raises(IntegrityError, match=r"train\.json.*forcerun superposition_train"):
+        superposition_section(out["cells"], out["exponents"], models, infos, analysis, *section)
+    _damage(Path(out["cells"]), "drop_rows")
+    with pytest.raises(IntegrityError, match=r"cells\.csv: it has \d+ bytes.*forcerun superposition_tables"):
+        superposition_section(out["cells"], out["exponents"], models, infos, analysis, *section)
+    assert not (tmp_path / "h.json").exists() and not (tmp_path / "s.html").exists()
+
+
 # ------------------------------------------------------------------------------------------- report
 
 
