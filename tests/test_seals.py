@@ -464,6 +464,131 @@ def test_superposition_consumers_check_what_they_read(tmp_path):
     assert not (tmp_path / "h.json").exists() and not (tmp_path / "s.html").exists()
 
 
+# ------------------------------------------------------------------------------------------- hidden states
+
+HS_WORDS = "the of a layer model depth width token loss scaling , . ; and to is in".split()
+
+
+@pytest.fixture(scope="module")
+def hs_setup():
+    """Tiny texts, tokenizer and llama model, and the clean run's per-token tensors."""
+    import tempfile
+
+    from depthwidth.hidden_states.extract import extract, load_token_metrics
+    from depthwidth.hidden_states.tiny import tiny_model, tiny_tokenizer
+
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(HS_WORDS, size=int(rng.integers(20, 60)))) for _ in range(6)]
+    tok = tiny_tokenizer(texts, vocab_size=200)
+    model = tiny_model("llama", vocab_size=len(tok), layers=2)
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "clean.safetensors"
+        extract(model, tok, texts, list(range(6)), out, **HS_KW)
+        clean = load_token_metrics(out)[0]
+    return texts, tok, model, clean
+
+
+HS_KW = dict(model_name="m", max_tokens=24, batch_tokens=30, checkpoint_every_s=0.0, keep_raw_tokens=2)
+
+
+def _hs_run(monkeypatch, texts, tok, model, out: Path, die_after: int | None = None) -> int:
+    """Extract ``texts`` to ``out`` (killed after ``die_after`` batches); return the batches computed."""
+    from depthwidth.hidden_states import extract as ex
+
+    calls = {"n": 0}
+    real = ex.batch_metrics
+
+    def counted(*a, **k):
+        calls["n"] += 1
+        if die_after is not None and calls["n"] > die_after:
+            raise _Killed
+        return real(*a, **k)
+
+    monkeypatch.setattr(ex, "batch_metrics", counted)
+    try:
+        ex.extract(model, tok, texts, list(range(len(texts))), out, **HS_KW)
+    finally:
+        monkeypatch.setattr(ex, "batch_metrics", real)
+    return calls["n"]
+
+
+def test_damaged_hidden_states_parts_are_moved_aside_and_recomputed(tmp_path, monkeypatch, caplog, hs_setup):
+    """Parts truncated, emptied, filled with garbage, and a damaged fingerprint.json: the bad parts are
+    logged and recomputed (no bare SafetensorError), the intact ones reused, the result equals a clean run."""
+    from depthwidth.hidden_states.extract import load_token_metrics
+
+    texts, tok, model, clean = hs_setup
+    out = tmp_path / "run.safetensors"
+    with pytest.raises(_Killed):
+        _hs_run(monkeypatch, texts, tok, model, out, die_after=4)
+    parts = sorted((tmp_path / "run.safetensors.parts").glob("part-*.safetensors"))
+    assert len(parts) == 4
+    for part, how in zip(parts[1:], ("truncate", "empty", "garbage")):
+        _damage(part, how)
+    _damage(parts[0].with_name("fingerprint.json"), "garbage")
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        n = _hs_run(monkeypatch, texts, tok, model, out)
+    for part in parts[1:]:
+        assert f"{part}: " in caplog.text
+    assert caplog.text.count("moved aside") == 3 and f"{parts[0]}:" not in caplog.text
+    assert n == len(texts) - 1  # the 3 bad parts' batches and the 2 never done
+    got = load_token_metrics(out)[0]
+    assert got.keys() == clean.keys() and all(torch.equal(got[k], clean[k]) for k in clean)
+
+
+def test_hidden_states_parts_of_another_corpus_are_not_reused(tmp_path, monkeypatch, caplog, hs_setup):
+    """The parts' fingerprint covers the texts' content: a corpus edited in place (same count, same document
+    indices, same settings) discards them and every batch is computed again."""
+    texts, tok, model, _ = hs_setup
+    out = tmp_path / "run.safetensors"
+    with pytest.raises(_Killed):
+        _hs_run(monkeypatch, texts, tok, model, out, die_after=3)
+    changed = [texts[0], "the model of the layer is in depth and width", *texts[2:]]
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        n = _hs_run(monkeypatch, changed, tok, model, out)
+    assert "discarding checkpoint parts" in caplog.text
+    from depthwidth.hidden_states.extract import make_batches, tokenize
+
+    assert n == len(make_batches([len(s) for s in tokenize(tok, changed, 24)], 30))
+
+
+def test_hidden_states_consumers_check_what_they_read(tmp_path, monkeypatch, hs_setup):
+    """A truncated per-token file stops rule hidden_states_stats; a statistics file that lost rows stops
+    the section; both name the file and the rule to force."""
+    from depthwidth.hidden_states import pipeline
+    from depthwidth.hidden_states.section import hidden_states_section
+    from depthwidth.hidden_states.stats import hidden_states_stats
+
+    texts, tok, model, _ = hs_setup
+    out = tmp_path / "m/token_metrics.safetensors"
+    _hs_run(monkeypatch, texts, tok, model, out)
+    params = pipeline.stats_params(validate_config(merged_config()))
+    files = {k: str(tmp_path / "m" / name) for k, name in pipeline.SECTION_FILES}
+    hidden_states_stats(out, "m", params, **files)
+    inputs = {f"{k}_m": v for k, v in files.items()}
+    section = {
+        k: str(tmp_path / f)
+        for k, f in (
+            ("html", "s.html"),
+            ("headline", "h.json"),
+            ("layers", "l.csv"),
+            ("models_csv", "mo.csv"),
+            ("figures", "fig"),
+        )
+    }
+    _damage(Path(files["layers"]), "drop_rows")
+    with pytest.raises(
+        IntegrityError, match=r"layer_stats\.csv: it has \d+ bytes.*forcerun hidden_states_stats"
+    ):
+        hidden_states_section(inputs, ["m"], **section)
+    assert not Path(section["headline"]).exists()
+    _damage(out, "truncate")
+    with pytest.raises(
+        IntegrityError, match=r"token_metrics\.safetensors: it has \d+ bytes.*forcerun hidden_states_extract"
+    ):
+        hidden_states_stats(out, "m", params, **files)
+
+
 # ------------------------------------------------------------------------------------------- report
 
 

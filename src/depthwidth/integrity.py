@@ -35,6 +35,17 @@ def fingerprint(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def texts_sha256(texts) -> str:
+    """SHA-256 of the texts themselves (each length-prefixed, in order): what a checkpoint of per-text numbers
+    was computed on (a corpus whose file name and count stay the same but whose content changed differs)."""
+    h = hashlib.sha256()
+    for t in texts:
+        b = str(t).encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
 def seal_path(path: str | Path) -> Path:
     path = Path(path)
     return path.with_name(f".{path.name}.seal.json")
