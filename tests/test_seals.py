@@ -589,6 +589,106 @@ def test_hidden_states_consumers_check_what_they_read(tmp_path, monkeypatch, hs_
         hidden_states_stats(out, "m", params, **files)
 
 
+# ------------------------------------------------------------------------------------------- chinchilla
+
+
+def _chinchilla_raw(root: Path) -> tuple[Path, Path]:
+    """The pinned Chinchilla inputs copied into ``root``/data/raw/chinchilla, as rule fetch_file leaves them."""
+    import shutil
+
+    from conftest import SHARED_DATA, have_shared_data
+
+    if not have_shared_data():
+        pytest.skip(f"no data mirror at {SHARED_DATA}")
+    raw = root / "data/raw/chinchilla"
+    raw.mkdir(parents=True)
+    names = ("svg_extracted_data.csv", "chinchilla_table_a9.csv")
+    for name in names:
+        shutil.copyfile(SHARED_DATA / "chinchilla" / name, raw / name)
+    return raw / names[0], raw / names[1]
+
+
+def test_tampered_raw_chinchilla_csv_stops_the_points(tmp_path):
+    """The pinned raw CSV is checked against its SHA-256 where it is used, not only at download."""
+    from depthwidth.chinchilla.points import chinchilla_points
+
+    svg, table = _chinchilla_raw(tmp_path)
+    out = tmp_path / "points.csv", tmp_path / "reconstruction.json"
+    chinchilla_points(svg, table, *out)
+    assert integrity.read_json(out[1], "chinchilla_points")["n_points"] == 245
+    for f in (svg, table):
+        good = f.read_bytes()
+        _damage(f, "drop_rows")
+        with pytest.raises(IntegrityError, match=rf"{f}: its SHA-256 is .* pinned .*rm {f} && snakemake"):
+            chinchilla_points(svg, table, *out)
+        f.write_bytes(good)
+    f.unlink()
+    with pytest.raises(IntegrityError, match=r"no such file.*fetch_file"):
+        chinchilla_points(svg, table, *out)
+
+
+def test_chinchilla_consumers_check_what_they_read(tmp_path):
+    """points.csv that lost rows (mtime kept) stops the fit, the drop scan and the chinchilla sweep, instead
+    of a fit on part of the points; a truncated runs.csv stops the sweep's identify; a truncated scan stops
+    the section. Each names the file and the rule to force."""
+    from depthwidth.chinchilla.fit import chinchilla_fit
+    from depthwidth.chinchilla.identify import chinchilla_sweep_identify
+    from depthwidth.chinchilla.points import chinchilla_points
+    from depthwidth.chinchilla.scan import chinchilla_drop_scan
+    from depthwidth.chinchilla.section import chinchilla_section
+    from depthwidth.chinchilla.sweeps import chinchilla_sweep_points
+
+    res = tmp_path / "results/chinchilla"
+    points, recon = res / "points.csv", res / "reconstruction.json"
+    chinchilla_points(*_chinchilla_raw(tmp_path), points, recon)
+    runs = res / "sweeps/chinchilla/runs.csv"
+    spec = {
+        "name": "chinchilla",
+        "loader": "chinchilla",
+        "path": str(points),
+        "n_exponents": 3,
+        "drop_highest": 0,
+    }
+    assert len(chinchilla_sweep_points(spec, runs)) == 245
+    good = points.read_bytes()
+    _damage(points, "drop_rows")
+    bad = r"points\.csv: it has \d+ bytes where its seal recorded \d+.*forcerun chinchilla_points"
+    with pytest.raises(IntegrityError, match=bad):
+        chinchilla_fit(points, {}, res / "fit.json", res / "bootstrap.csv")
+    with pytest.raises(IntegrityError, match=bad):
+        chinchilla_drop_scan(points, {}, res / "drop_scan.csv")
+    with pytest.raises(IntegrityError, match=bad):
+        chinchilla_sweep_points(spec, runs)
+    assert not (res / "fit.json").exists() and not (res / "drop_scan.csv").exists()
+    points.write_bytes(good)
+
+    _damage(runs, "drop_rows")
+    with pytest.raises(IntegrityError, match=r"runs\.csv.*forcerun chinchilla_sweep_points"):
+        chinchilla_sweep_identify(runs, {}, res / "identify.json", res / "profile.csv")
+
+    # the section: every input checked before anything is drawn (fit and bootstrap stand-ins, sealed)
+    integrity.write_json(res / "fit.json", {"params": {}})
+    integrity.write_table(pd.DataFrame({"alpha_l": [1.0, 1.1]}), res / "bootstrap.csv")
+    integrity.write_table(
+        pd.DataFrame({"k": [0, 1, 2, 3], "alpha_l": [1.3, 1.2, 1.1, 1.0]}), res / "drop_scan.csv"
+    )
+    _damage(res / "drop_scan.csv", "drop_rows")
+    inputs = {
+        k: str(res / f)
+        for k, f in (
+            ("points", "points.csv"),
+            ("summary", "reconstruction.json"),
+            ("fit", "fit.json"),
+            ("bootstrap", "bootstrap.csv"),
+            ("scan", "drop_scan.csv"),
+        )
+    }
+    out = [str(tmp_path / f) for f in ("s.html", "h.json", "shape.csv", "figures")]
+    with pytest.raises(IntegrityError, match=r"drop_scan\.csv.*forcerun chinchilla_drop_scan"):
+        chinchilla_section(inputs, [1e9], *out)
+    assert not (tmp_path / "h.json").exists()
+
+
 # ------------------------------------------------------------------------------------------- report
 
 

@@ -162,13 +162,26 @@ def write_table(df, path: str | Path, fp: Any = None) -> None:
     seal(path, fp, rows=int(len(df)), columns=[str(c) for c in df.columns])
 
 
-def read_table(path: str | Path, rule: str, columns: tuple[str, ...] = ()):
-    """Read a table that ``rule`` wrote with ``write_table``; check its seal, rows and ``columns``."""
+def read_table(
+    path: str | Path, rule: str, columns: tuple[str, ...] = (), require_seal: bool = True, **read_kwargs
+):
+    """Read a table that ``rule`` wrote with ``write_table``; check its seal, rows and ``columns``.
+    ``require_seal`` False: a table without a seal (a user's file) is read as it is, one with a seal is
+    checked. ``read_kwargs`` go to ``pd.read_csv``/``pd.read_parquet``."""
     import pandas as pd
 
     path = Path(path)
-    record = check_sealed(path, rule)
-    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    record = check_sealed(path, rule) if require_seal or seal_path(path).exists() else {}
+    try:
+        df = (
+            pd.read_parquet(path, **read_kwargs)
+            if path.suffix == ".parquet"
+            else pd.read_csv(path, **read_kwargs)
+        )
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # a user's unsealed file that does not parse
+        raise IntegrityError(
+            f"{path}: it could not be read ({type(e).__name__}: {e}). {fix_hint(rule)}"
+        ) from e
     missing = [c for c in columns if c not in df.columns]
     problem = None
     if len(df) != record.get("rows", len(df)):
