@@ -326,6 +326,369 @@ def test_lm_head_consumers_check_what_they_read(tmp_path):
     assert not (tmp_path / "h.json").exists()
 
 
+# ------------------------------------------------------------------------------------------- superposition
+
+
+def _superposition_cells(root: Path) -> tuple[dict, dict, list[dict]]:
+    """The tiny test grid's train params, analysis params and cells (with their paths under ``root``)."""
+    from depthwidth.superposition import pipeline
+
+    config = validate_config(merged_config())
+    cells = [
+        {
+            **pipeline.parse_cell_path(p),
+            "model": str(root / p),
+            "info": str(root / p).replace("model.safetensors", "train.json"),
+        }
+        for p in pipeline.cell_paths(config)
+    ]
+    return pipeline.train_params(config), pipeline.analysis_params(config), cells
+
+
+def _train_cell(cell: dict, params: dict, every: int = 20) -> dict:
+    from depthwidth.superposition.train import superposition_train
+
+    c = cell
+    return superposition_train(
+        c["dist"],
+        c["n"],
+        c["gamma"],
+        c["m"],
+        c["seed"],
+        params,
+        c["model"],
+        c["info"],
+        checkpoint_every=every,
+    )
+
+
+@pytest.fixture(scope="module")
+def superposition_clean(tmp_path_factory):
+    """The clean, uninterrupted run of one cell of the test grid: its model file's bytes."""
+    params, _, cells = _superposition_cells(tmp_path_factory.mktemp("clean"))
+    _train_cell(cells[-1], params)
+    return Path(cells[-1]["model"]).read_bytes()
+
+
+@pytest.mark.parametrize("how", ["truncate", "empty", "garbage"])
+def test_damaged_superposition_checkpoint_is_moved_aside_and_retrained(
+    tmp_path, monkeypatch, caplog, how, superposition_clean
+):
+    import depthwidth.superposition.train as tr
+
+    params, _, cells = _superposition_cells(tmp_path)
+    cell = cells[-1]
+    real = tr._step_group
+    calls = {"n": 0}
+
+    def dying(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 50:  # killed in step 51: the checkpoint of step 40 stays behind
+            raise _Killed
+        return real(*a, **k)
+
+    monkeypatch.setattr(tr, "_step_group", dying)
+    with pytest.raises(_Killed):
+        _train_cell(cell, params)
+    monkeypatch.undo()
+    ckpt = Path(cell["model"]).with_name("checkpoint.pt")
+    assert torch.load(ckpt, weights_only=False)["step"] == 40
+    _damage(ckpt, how)
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        _train_cell(cell, params)
+    assert str(ckpt) in caplog.text and "moved aside" in caplog.text and "resumed" not in caplog.text
+    assert len(list(ckpt.parent.glob("checkpoint.pt.bad-*"))) == 1 and not ckpt.exists()
+    assert Path(cell["model"]).read_bytes() == superposition_clean  # from scratch: the clean run's numbers
+
+
+def test_superposition_checkpoint_of_other_params_is_not_resumed(
+    tmp_path, monkeypatch, caplog, superposition_clean
+):
+    """A sealed, intact checkpoint of other params (another lr) is moved aside; one of the same is resumed."""
+    import depthwidth.superposition.train as tr
+
+    params, _, cells = _superposition_cells(tmp_path)
+    cell = cells[-1]
+    for p in ({**params, "lr": params["lr"] * 2}, params):
+        monkeypatch.setattr(tr, "write_json", lambda *a, **k: (_ for _ in ()).throw(_Killed()))
+        with pytest.raises(_Killed):  # trained, killed before train.json: the checkpoint of step 60 stays
+            _train_cell(cell, p)
+        monkeypatch.undo()
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="depthwidth"):
+            _train_cell(cell, params)
+        assert Path(cell["model"]).read_bytes() == superposition_clean
+        if p is params:
+            assert "resumed from checkpoint" in caplog.text and "moved aside" not in caplog.text
+        else:
+            assert "fingerprint differs" in caplog.text and "resumed" not in caplog.text
+
+
+def test_superposition_consumers_check_what_they_read(tmp_path):
+    """A damaged cell file stops rule superposition_tables, a truncated table stops the section; both name
+    the file and the rule to force, and the section writes nothing."""
+    from depthwidth.integrity import seal_path
+    from depthwidth.superposition.section import superposition_section
+    from depthwidth.superposition.tables import superposition_tables
+
+    params, analysis, cells = _superposition_cells(tmp_path)
+    params = {**params, "steps": 20}
+    for c in cells:
+        _train_cell(c, params, every=0)
+    models, infos = [c["model"] for c in cells], [c["info"] for c in cells]
+    out = {k: str(tmp_path / f"{k}.csv") for k in ("cells", "exponents")}
+    superposition_tables(models, analysis, out["cells"], out["exponents"])
+    assert len(integrity.read_table(out["cells"], "superposition_tables")) == len(cells)
+
+    model = Path(models[1])
+    good = model.read_bytes()
+    _damage(model, "truncate")
+    with pytest.raises(
+        IntegrityError, match=rf"{model.parent}.*model.safetensors.*forcerun superposition_train"
+    ):
+        superposition_tables(models, analysis, out["cells"], out["exponents"])
+    model.write_bytes(good)
+    seal_path(model).unlink()  # a file without a seal (never completely written) is not trusted either
+    with pytest.raises(
+        IntegrityError, match=r"model\.safetensors: it has no seal.*forcerun superposition_train"
+    ):
+        superposition_tables(models, analysis, out["cells"], out["exponents"])
+
+    section = (str(tmp_path / "s.html"), str(tmp_path / "h.json"), str(tmp_path / "figures"))
+    _damage(Path(infos[0]), "truncate")
+    with pytest.raises(IntegrityError, match=r"train\.json.*forcerun superposition_train"):
+        superposition_section(out["cells"], out["exponents"], models, infos, analysis, *section)
+    _damage(Path(out["cells"]), "drop_rows")
+    with pytest.raises(IntegrityError, match=r"cells\.csv: it has \d+ bytes.*forcerun superposition_tables"):
+        superposition_section(out["cells"], out["exponents"], models, infos, analysis, *section)
+    assert not (tmp_path / "h.json").exists() and not (tmp_path / "s.html").exists()
+
+
+# ------------------------------------------------------------------------------------------- hidden states
+
+HS_WORDS = "the of a layer model depth width token loss scaling , . ; and to is in".split()
+
+
+@pytest.fixture(scope="module")
+def hs_setup():
+    """Tiny texts, tokenizer and llama model, and the clean run's per-token tensors."""
+    import tempfile
+
+    from depthwidth.hidden_states.extract import extract, load_token_metrics
+    from depthwidth.hidden_states.tiny import tiny_model, tiny_tokenizer
+
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(HS_WORDS, size=int(rng.integers(20, 60)))) for _ in range(6)]
+    tok = tiny_tokenizer(texts, vocab_size=200)
+    model = tiny_model("llama", vocab_size=len(tok), layers=2)
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "clean.safetensors"
+        extract(model, tok, texts, list(range(6)), out, **HS_KW)
+        clean = load_token_metrics(out)[0]
+    return texts, tok, model, clean
+
+
+HS_KW = dict(model_name="m", max_tokens=24, batch_tokens=30, checkpoint_every_s=0.0, keep_raw_tokens=2)
+
+
+def _hs_run(monkeypatch, texts, tok, model, out: Path, die_after: int | None = None) -> int:
+    """Extract ``texts`` to ``out`` (killed after ``die_after`` batches); return the batches computed."""
+    from depthwidth.hidden_states import extract as ex
+
+    calls = {"n": 0}
+    real = ex.batch_metrics
+
+    def counted(*a, **k):
+        calls["n"] += 1
+        if die_after is not None and calls["n"] > die_after:
+            raise _Killed
+        return real(*a, **k)
+
+    monkeypatch.setattr(ex, "batch_metrics", counted)
+    try:
+        ex.extract(model, tok, texts, list(range(len(texts))), out, **HS_KW)
+    finally:
+        monkeypatch.setattr(ex, "batch_metrics", real)
+    return calls["n"]
+
+
+def test_damaged_hidden_states_parts_are_moved_aside_and_recomputed(tmp_path, monkeypatch, caplog, hs_setup):
+    """Parts truncated, emptied, filled with garbage, and a damaged fingerprint.json: the bad parts are
+    logged and recomputed (no bare SafetensorError), the intact ones reused, the result equals a clean run."""
+    from depthwidth.hidden_states.extract import load_token_metrics
+
+    texts, tok, model, clean = hs_setup
+    out = tmp_path / "run.safetensors"
+    with pytest.raises(_Killed):
+        _hs_run(monkeypatch, texts, tok, model, out, die_after=4)
+    parts = sorted((tmp_path / "run.safetensors.parts").glob("part-*.safetensors"))
+    assert len(parts) == 4
+    for part, how in zip(parts[1:], ("truncate", "empty", "garbage")):
+        _damage(part, how)
+    _damage(parts[0].with_name("fingerprint.json"), "garbage")
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        n = _hs_run(monkeypatch, texts, tok, model, out)
+    for part in parts[1:]:
+        assert f"{part}: " in caplog.text
+    assert caplog.text.count("moved aside") == 3 and f"{parts[0]}:" not in caplog.text
+    assert n == len(texts) - 1  # the 3 bad parts' batches and the 2 never done
+    got = load_token_metrics(out)[0]
+    assert got.keys() == clean.keys() and all(torch.equal(got[k], clean[k]) for k in clean)
+
+
+def test_hidden_states_parts_of_another_corpus_are_not_reused(tmp_path, monkeypatch, caplog, hs_setup):
+    """The parts' fingerprint covers the texts' content: a corpus edited in place (same count, same document
+    indices, same settings) discards them and every batch is computed again."""
+    texts, tok, model, _ = hs_setup
+    out = tmp_path / "run.safetensors"
+    with pytest.raises(_Killed):
+        _hs_run(monkeypatch, texts, tok, model, out, die_after=3)
+    changed = [texts[0], "the model of the layer is in depth and width", *texts[2:]]
+    with caplog.at_level(logging.INFO, logger="depthwidth"):
+        n = _hs_run(monkeypatch, changed, tok, model, out)
+    assert "discarding checkpoint parts" in caplog.text
+    from depthwidth.hidden_states.extract import make_batches, tokenize
+
+    assert n == len(make_batches([len(s) for s in tokenize(tok, changed, 24)], 30))
+
+
+def test_hidden_states_consumers_check_what_they_read(tmp_path, monkeypatch, hs_setup):
+    """A truncated per-token file stops rule hidden_states_stats; a statistics file that lost rows stops
+    the section; both name the file and the rule to force."""
+    from depthwidth.hidden_states import pipeline
+    from depthwidth.hidden_states.section import hidden_states_section
+    from depthwidth.hidden_states.stats import hidden_states_stats
+
+    texts, tok, model, _ = hs_setup
+    out = tmp_path / "m/token_metrics.safetensors"
+    _hs_run(monkeypatch, texts, tok, model, out)
+    params = pipeline.stats_params(validate_config(merged_config()))
+    files = {k: str(tmp_path / "m" / name) for k, name in pipeline.SECTION_FILES}
+    hidden_states_stats(out, "m", params, **files)
+    inputs = {f"{k}_m": v for k, v in files.items()}
+    section = {
+        k: str(tmp_path / f)
+        for k, f in (
+            ("html", "s.html"),
+            ("headline", "h.json"),
+            ("layers", "l.csv"),
+            ("models_csv", "mo.csv"),
+            ("figures", "fig"),
+        )
+    }
+    _damage(Path(files["layers"]), "drop_rows")
+    with pytest.raises(
+        IntegrityError, match=r"layer_stats\.csv: it has \d+ bytes.*forcerun hidden_states_stats"
+    ):
+        hidden_states_section(inputs, ["m"], **section)
+    assert not Path(section["headline"]).exists()
+    _damage(out, "truncate")
+    with pytest.raises(
+        IntegrityError, match=r"token_metrics\.safetensors: it has \d+ bytes.*forcerun hidden_states_extract"
+    ):
+        hidden_states_stats(out, "m", params, **files)
+
+
+# ------------------------------------------------------------------------------------------- chinchilla
+
+
+def _chinchilla_raw(root: Path) -> tuple[Path, Path]:
+    """The pinned Chinchilla inputs copied into ``root``/data/raw/chinchilla, as rule fetch_file leaves them."""
+    import shutil
+
+    from conftest import SHARED_DATA, have_shared_data
+
+    if not have_shared_data():
+        pytest.skip(f"no data mirror at {SHARED_DATA}")
+    raw = root / "data/raw/chinchilla"
+    raw.mkdir(parents=True)
+    names = ("svg_extracted_data.csv", "chinchilla_table_a9.csv")
+    for name in names:
+        shutil.copyfile(SHARED_DATA / "chinchilla" / name, raw / name)
+    return raw / names[0], raw / names[1]
+
+
+def test_tampered_raw_chinchilla_csv_stops_the_points(tmp_path):
+    """The pinned raw CSV is checked against its SHA-256 where it is used, not only at download."""
+    from depthwidth.chinchilla.points import chinchilla_points
+
+    svg, table = _chinchilla_raw(tmp_path)
+    out = tmp_path / "points.csv", tmp_path / "reconstruction.json"
+    chinchilla_points(svg, table, *out)
+    assert integrity.read_json(out[1], "chinchilla_points")["n_points"] == 245
+    for f in (svg, table):
+        good = f.read_bytes()
+        _damage(f, "drop_rows")
+        with pytest.raises(IntegrityError, match=rf"{f}: its SHA-256 is .* pinned .*rm {f} && snakemake"):
+            chinchilla_points(svg, table, *out)
+        f.write_bytes(good)
+    f.unlink()
+    with pytest.raises(IntegrityError, match=r"no such file.*fetch_file"):
+        chinchilla_points(svg, table, *out)
+
+
+def test_chinchilla_consumers_check_what_they_read(tmp_path):
+    """points.csv that lost rows (mtime kept) stops the fit, the drop scan and the chinchilla sweep, instead
+    of a fit on part of the points; a truncated runs.csv stops the sweep's identify; a truncated scan stops
+    the section. Each names the file and the rule to force."""
+    from depthwidth.chinchilla.fit import chinchilla_fit
+    from depthwidth.chinchilla.identify import chinchilla_sweep_identify
+    from depthwidth.chinchilla.points import chinchilla_points
+    from depthwidth.chinchilla.scan import chinchilla_drop_scan
+    from depthwidth.chinchilla.section import chinchilla_section
+    from depthwidth.chinchilla.sweeps import chinchilla_sweep_points
+
+    res = tmp_path / "results/chinchilla"
+    points, recon = res / "points.csv", res / "reconstruction.json"
+    chinchilla_points(*_chinchilla_raw(tmp_path), points, recon)
+    runs = res / "sweeps/chinchilla/runs.csv"
+    spec = {
+        "name": "chinchilla",
+        "loader": "chinchilla",
+        "path": str(points),
+        "n_exponents": 3,
+        "drop_highest": 0,
+    }
+    assert len(chinchilla_sweep_points(spec, runs)) == 245
+    good = points.read_bytes()
+    _damage(points, "drop_rows")
+    bad = r"points\.csv: it has \d+ bytes where its seal recorded \d+.*forcerun chinchilla_points"
+    with pytest.raises(IntegrityError, match=bad):
+        chinchilla_fit(points, {}, res / "fit.json", res / "bootstrap.csv")
+    with pytest.raises(IntegrityError, match=bad):
+        chinchilla_drop_scan(points, {}, res / "drop_scan.csv")
+    with pytest.raises(IntegrityError, match=bad):
+        chinchilla_sweep_points(spec, runs)
+    assert not (res / "fit.json").exists() and not (res / "drop_scan.csv").exists()
+    points.write_bytes(good)
+
+    _damage(runs, "drop_rows")
+    with pytest.raises(IntegrityError, match=r"runs\.csv.*forcerun chinchilla_sweep_points"):
+        chinchilla_sweep_identify(runs, {}, res / "identify.json", res / "profile.csv")
+
+    # the section: every input checked before anything is drawn (fit and bootstrap stand-ins, sealed)
+    integrity.write_json(res / "fit.json", {"params": {}})
+    integrity.write_table(pd.DataFrame({"alpha_l": [1.0, 1.1]}), res / "bootstrap.csv")
+    integrity.write_table(
+        pd.DataFrame({"k": [0, 1, 2, 3], "alpha_l": [1.3, 1.2, 1.1, 1.0]}), res / "drop_scan.csv"
+    )
+    _damage(res / "drop_scan.csv", "drop_rows")
+    inputs = {
+        k: str(res / f)
+        for k, f in (
+            ("points", "points.csv"),
+            ("summary", "reconstruction.json"),
+            ("fit", "fit.json"),
+            ("bootstrap", "bootstrap.csv"),
+            ("scan", "drop_scan.csv"),
+        )
+    }
+    out = [str(tmp_path / f) for f in ("s.html", "h.json", "shape.csv", "figures")]
+    with pytest.raises(IntegrityError, match=r"drop_scan\.csv.*forcerun chinchilla_drop_scan"):
+        chinchilla_section(inputs, [1e9], *out)
+    assert not (tmp_path / "h.json").exists()
+
+
 # ------------------------------------------------------------------------------------------- report
 
 

@@ -35,6 +35,17 @@ def fingerprint(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def texts_sha256(texts) -> str:
+    """SHA-256 of the texts themselves (each length-prefixed, in order): what a checkpoint of per-text numbers
+    was computed on (a corpus whose file name and count stay the same but whose content changed differs)."""
+    h = hashlib.sha256()
+    for t in texts:
+        b = str(t).encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
 def seal_path(path: str | Path) -> Path:
     path = Path(path)
     return path.with_name(f".{path.name}.seal.json")
@@ -151,13 +162,26 @@ def write_table(df, path: str | Path, fp: Any = None) -> None:
     seal(path, fp, rows=int(len(df)), columns=[str(c) for c in df.columns])
 
 
-def read_table(path: str | Path, rule: str, columns: tuple[str, ...] = ()):
-    """Read a table that ``rule`` wrote with ``write_table``; check its seal, rows and ``columns``."""
+def read_table(
+    path: str | Path, rule: str, columns: tuple[str, ...] = (), require_seal: bool = True, **read_kwargs
+):
+    """Read a table that ``rule`` wrote with ``write_table``; check its seal, rows and ``columns``.
+    ``require_seal`` False: a table without a seal (a user's file) is read as it is, one with a seal is
+    checked. ``read_kwargs`` go to ``pd.read_csv``/``pd.read_parquet``."""
     import pandas as pd
 
     path = Path(path)
-    record = check_sealed(path, rule)
-    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    record = check_sealed(path, rule) if require_seal or seal_path(path).exists() else {}
+    try:
+        df = (
+            pd.read_parquet(path, **read_kwargs)
+            if path.suffix == ".parquet"
+            else pd.read_csv(path, **read_kwargs)
+        )
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # a user's unsealed file that does not parse
+        raise IntegrityError(
+            f"{path}: it could not be read ({type(e).__name__}: {e}). {fix_hint(rule)}"
+        ) from e
     missing = [c for c in columns if c not in df.columns]
     problem = None
     if len(df) != record.get("rows", len(df)):

@@ -24,7 +24,7 @@ from depthwidth.chinchilla.law import (
     select_points,
 )
 from depthwidth.chinchilla.shape import shape_exponents
-from depthwidth.files import atomic_write_csv, atomic_write_json
+from depthwidth.integrity import read_table, write_json, write_table
 from depthwidth.logs import Progress
 
 log = logging.getLogger("depthwidth.chinchilla")
@@ -286,7 +286,10 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
 
 def chinchilla_fit(points_csv, fit_cfg: dict, fit_out, bootstrap_out) -> dict:
     """Rule chinchilla_fit: fit the decomposed law to the points; write fit.json and the bootstrap rows."""
-    fit, boot = run_fit(pd.read_csv(points_csv), fit_cfg)
-    atomic_write_csv(bootstrap_out, boot)
-    atomic_write_json(fit_out, fit)
+    from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
+
+    fit, boot = run_fit(read_table(points_csv, POINTS_RULE, POINT_COLUMNS), fit_cfg)
+    # sealed: rule chinchilla_section and the report's synthesis check them before use
+    write_table(boot, bootstrap_out)
+    write_json(fit_out, fit)
     return fit

@@ -28,7 +28,7 @@ import pandas as pd
 
 from depthwidth.chinchilla.fit import held_out
 from depthwidth.chinchilla.law import ALPHA_BOUNDS, PARAMS, best_of_starts, decomposed_law
-from depthwidth.files import atomic_write_csv, atomic_write_json
+from depthwidth.integrity import read_table, write_json, write_table
 
 log = logging.getLogger("depthwidth.chinchilla.identify")
 
@@ -491,7 +491,12 @@ def chinchilla_sweep_identify(runs_csv, cfg: dict, json_out, profile_out) -> dic
     (``cfg``: group_offsets, fixed, bootstrap, profile, profile_points, n_starts, seed, heldout_splits,
     heldout_fraction). Writes the JSON
     summary (with the sweep's name and n_exponents) and the profile rows as a CSV (column ``param``)."""
-    df = pd.read_csv(runs_csv, dtype={"group": str})
+    df = read_table(
+        runs_csv,
+        "chinchilla_sweep_points",
+        ("width", "depth", "tokens", "loss", "group"),
+        dtype={"group": str},
+    )
     grid = np.round(np.geomspace(0.05, 4.0, cfg["profile_points"]), 4)
     out = identify(
         df,
@@ -507,7 +512,7 @@ def chinchilla_sweep_identify(runs_csv, cfg: dict, json_out, profile_out) -> dic
     out = {"sweep": cfg["name"], "n_exponents": cfg["n_exponents"], **out}
     rows = [dict(param=a, **r) for a, prof in out["profiles"].items() for r in prof["rows"]]
     cols = ["param", "value", "ssr", *EXPONENTS]
-    atomic_write_csv(profile_out, pd.DataFrame(rows, columns=cols))
-    atomic_write_json(json_out, out)
+    write_table(pd.DataFrame(rows, columns=cols), profile_out)
+    write_json(json_out, out)  # sealed: rule chinchilla_section checks it
     log.info("sweep %s: %s", cfg["name"], {a: round(out["params"][a]["value"], 4) for a in EXPONENTS})
     return out

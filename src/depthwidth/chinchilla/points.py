@@ -10,9 +10,15 @@ import logging
 import numpy as np
 import pandas as pd
 
-from depthwidth.files import atomic_write_csv, atomic_write_json
+from depthwidth.download.fetch import check_pinned
+from depthwidth.integrity import write_json, write_table
 
 log = logging.getLogger("depthwidth.chinchilla")
+
+#: the rule that writes points.csv and reconstruction.json (named in the fix when a consumer finds one damaged)
+POINTS_RULE = "chinchilla_points"
+#: the columns of points.csv its consumers read (checked with the row count chinchilla_points recorded)
+POINT_COLUMNS = ("params", "flops", "tokens", "loss", "d_model", "n_layers")
 
 
 def reconstruct_points(points: pd.DataFrame, table: pd.DataFrame) -> tuple[pd.DataFrame, float]:
@@ -59,11 +65,14 @@ def reconstruction_summary(points: pd.DataFrame, worst: float) -> dict:
 
 
 def chinchilla_points(points_csv, table_csv, points_out, summary_out) -> dict:
-    """Rule chinchilla_points: read Fig. 4's points and Table A9, write the points and a summary."""
+    """Rule chinchilla_points: read Fig. 4's points and Table A9 (each checked against its pinned SHA-256
+    first), write the points and a summary (both sealed: the fit, scan, sweep and section check them)."""
+    check_pinned(points_csv)
+    check_pinned(table_csv)
     points, worst = reconstruct_points(pd.read_csv(points_csv), pd.read_csv(table_csv))
     summary = reconstruction_summary(points, worst)
-    atomic_write_csv(points_out, points)
-    atomic_write_json(summary_out, summary)
+    write_table(points, points_out)
+    write_json(summary_out, summary)
     log.info(
         "reconstructed %d points on %d architectures; worst |N - N_arch|/N = %.4f",
         summary["n_points"],

@@ -14,7 +14,7 @@ import pandas as pd
 from depthwidth.chinchilla.adam import fit_adam_batch
 from depthwidth.chinchilla.fit import fit_law, paper_stderrs, stderrs, values
 from depthwidth.chinchilla.law import PARAMS, select_points
-from depthwidth.files import atomic_write_csv
+from depthwidth.integrity import read_table, write_table
 
 log = logging.getLogger("depthwidth.chinchilla")
 
@@ -58,6 +58,8 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
 
 def chinchilla_drop_scan(points_csv, params: dict, scan_out) -> pd.DataFrame:
     """Rule chinchilla_drop_scan: the scan over ``params["drop_highest"]``, written as a CSV table."""
-    table = drop_scan(pd.read_csv(points_csv), params)
-    atomic_write_csv(scan_out, table)
+    from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
+
+    table = drop_scan(read_table(points_csv, POINTS_RULE, POINT_COLUMNS), params)
+    write_table(table, scan_out)  # sealed: rule chinchilla_section checks it
     return table

@@ -4,7 +4,6 @@ table, the dropped-points scan, the width/depth implication and the headline row
 from __future__ import annotations
 
 import html
-import json
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -12,7 +11,8 @@ import pandas as pd
 
 from depthwidth.chinchilla.law import PARAMS, decomposed_law, kept_mask, select_points
 from depthwidth.chinchilla.shape import fit_scales, shape_exponents, shape_table
-from depthwidth.files import atomic_write_csv
+from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
+from depthwidth.integrity import read_json, read_table, write_table
 from depthwidth.papers import ALPHA_L_CHINCHILLA, ALPHA_M_STRONG, CHINCHILLA_ADAM_FIT
 from depthwidth.report.html import (
     Figures,
@@ -34,29 +34,24 @@ def chinchilla_section(
 ) -> None:
     """Rule chinchilla_section. ``inputs``: paths ``points, summary, fit, bootstrap, scan`` and ``sweeps``
     (the identify.json of each sweep, in config order; may be empty)."""
-    with open(inputs["fit"]) as f:
-        fit = json.load(f)
-    with open(inputs["summary"]) as f:
-        recon = json.load(f)
-    figs = Figures(figures_dir)
-    body, rows, shape = render(
-        pd.read_csv(inputs["points"]),
-        recon,
-        fit,
-        pd.read_csv(inputs["bootstrap"]),
-        pd.read_csv(inputs["scan"]),
-        n_params,
-        figs,
-    )
-    summaries = []
+    # every input is checked against the seal its rule wrote (row counts for tables) before anything is
+    # drawn: a damaged or truncated one stops here naming the file and the rule to force
+    fit = read_json(inputs["fit"], "chinchilla_fit", ("params",))
+    recon = read_json(inputs["summary"], POINTS_RULE, ("n_points",))
+    points = read_table(inputs["points"], POINTS_RULE, POINT_COLUMNS)
+    boot = read_table(inputs["bootstrap"], "chinchilla_fit")
+    scan = read_table(inputs["scan"], "chinchilla_drop_scan")
     paths = inputs.get("sweeps") or []
-    for path in [paths] if isinstance(paths, str) else paths:
-        with open(path) as f:
-            summaries.append(json.load(f))
+    summaries = [
+        read_json(path, "chinchilla_sweep_identify", ("sweep", "params"))
+        for path in ([paths] if isinstance(paths, str) else paths)
+    ]
+    figs = Figures(figures_dir)
+    body, rows, shape = render(points, recon, fit, boot, scan, n_params, figs)
     sweeps_body, table = sweeps_html(figs, summaries)
-    atomic_write_csv(shape_out, shape)
+    write_table(shape, shape_out)
     if sweeps_out:
-        atomic_write_csv(sweeps_out, table)
+        write_table(table, sweeps_out)
     rows += sweep_headline_rows(summaries)
     write_section(html_out, headline_out, "chinchilla", TITLE, body + sweeps_body, rows)
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.law import kept_mask
-from depthwidth.files import atomic_write_csv
+from depthwidth.integrity import read_table, write_table
 
 log = logging.getLogger("depthwidth.chinchilla.sweeps")
 
@@ -152,8 +152,13 @@ def read_sweep(
 # ---------------------------------------------------------------- built-in loaders
 def load_chinchilla(points_csv: str | Path, name: str = "chinchilla") -> pd.DataFrame:
     """The chinchilla stage's points.csv (params, flops, tokens, loss, d_model, n_layers, arch_params,
-    params_rel_mismatch) as a sweep: d_model → width, n_layers → depth; the rest kept as extras."""
-    df = pd.read_csv(points_csv)
+    params_rel_mismatch) as a sweep: d_model → width, n_layers → depth; the rest kept as extras. The
+    stage's own points.csv must match the seal rule chinchilla_points wrote; another file is checked
+    against a seal where it has one."""
+    from depthwidth.chinchilla.points import POINTS_RULE
+
+    own = Path(points_csv).as_posix().endswith("results/chinchilla/points.csv")
+    df = read_table(points_csv, POINTS_RULE, require_seal=own)
     out = _standardise(
         df,
         {"width": "d_model", "depth": "n_layers", "tokens": "tokens", "loss": "loss", "params": "params"},
@@ -391,5 +396,5 @@ def chinchilla_sweep_points(spec: dict, runs_out) -> pd.DataFrame:
         int((~keep).sum()),
         out["group"].nunique(),
     )
-    atomic_write_csv(runs_out, out)
+    write_table(out, runs_out)  # sealed: rule chinchilla_sweep_identify checks it
     return out

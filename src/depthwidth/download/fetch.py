@@ -35,6 +35,32 @@ def load_manifest(path: str | Path = MANIFEST_PATH) -> dict:
     return yaml.safe_load(Path(path).read_text())
 
 
+def check_pinned(path: str | Path, manifest: dict | None = None) -> str | None:
+    """Check a pinned file where a step uses it: ``path`` under a ``data/raw/`` folder whose path below it
+    is a manifest key must still have the pinned SHA-256 (a file edited, truncated or replaced after its
+    download would otherwise be used as is). Raises ``IntegrityError`` naming the file and the fix; returns
+    the manifest key, or None for a file that is not pinned (not checked)."""
+    from depthwidth.integrity import IntegrityError
+
+    path = Path(path)
+    parts = path.as_posix().split("/")
+    rel = next(
+        ("/".join(parts[i + 2 :]) for i in range(len(parts) - 2) if parts[i : i + 2] == ["data", "raw"]), None
+    )
+    manifest = load_manifest() if manifest is None else manifest
+    if rel not in manifest:
+        return None
+    want = manifest[rel]["sha256"]
+    got = sha256_file(path) if path.is_file() else "none (no such file)"
+    if got != want:
+        raise IntegrityError(
+            f"{path}: its SHA-256 is {got}, not the {want} pinned for {rel} in {MANIFEST_PATH.name}: it was "
+            "changed or damaged after its download. Nothing was computed from it. Fix: delete it and rerun "
+            f"your target (rule fetch_file fetches the pinned file again): rm {path} && snakemake <your target>"
+        )
+    return rel
+
+
 def nanogpt_table_a9(raw: bytes) -> bytes:
     """nanoGPT's scaling_laws.ipynb holds Table A9 as the string ``chinchilla_models_txt``: a list of
     ``[params, d_model, ffw_size, kv_size, n_heads, n_layers]``. Write it as our CSV (params in millions)."""

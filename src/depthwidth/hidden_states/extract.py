@@ -26,7 +26,17 @@ import torch
 
 from safetensors.torch import load_file, save_file
 
-from depthwidth.files import atomic_write
+from depthwidth.files import atomic_write, atomic_write_json, sha256_file
+from depthwidth.integrity import (
+    IntegrityError,
+    check_sealed,
+    fingerprint as fingerprint_of,
+    fix_hint,
+    quarantine,
+    seal,
+    texts_sha256,
+    usable,
+)
 from depthwidth.models.load import resolve_device as _resolve_device
 
 from .metrics import LOSSES, batch_metrics, find_parts, loss_layers
@@ -96,33 +106,79 @@ def _cat(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     return {k: torch.cat([p[k] for p in parts]) for k in keys}
 
 
+#: the rule that writes the per-token file (named in the fix when a consumer finds it damaged)
+EXTRACT_RULE = "hidden_states_extract"
+
+
 class _Parts:
-    """Checkpoint parts of one extraction; reused only when the fingerprint (model, data, options) matches."""
+    """Checkpoint parts of one extraction, reused only when the fingerprint matches: the model (and its
+    manifest's checksum), the texts' content and document indices, and the options. ``fingerprint.json``
+    (written atomically) holds it; a folder of another fingerprint is discarded.
+    Each part is sealed with the fingerprint: a damaged one (truncated, emptied, garbage) is logged, moved
+    aside (``<name>.bad-<time>``) and its batches are computed again, as is a part sealed for another
+    fingerprint (left by a run whose ``fingerprint.json`` was lost)."""
 
     def __init__(self, out: Path, fingerprint: dict):
         self.dir = out.with_name(out.name + ".parts")
         self.fingerprint = fingerprint
         meta = self.dir / "fingerprint.json"
         if self.dir.exists():
-            old = json.loads(meta.read_text()) if meta.exists() else None
-            if old != fingerprint:
-                log.info("discarding checkpoint parts in %s made with other settings", self.dir)
+            try:
+                old = json.loads(meta.read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                old = None
+            if old is None:  # damaged or missing: each part's seal still says what it was computed for
+                log.info(
+                    "%s has no readable fingerprint.json; keeping only parts whose seals match", self.dir
+                )
+            elif old != fingerprint:
+                log.info("discarding checkpoint parts in %s made with other settings or inputs", self.dir)
                 shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        meta.write_text(json.dumps(fingerprint, sort_keys=True))
+        atomic_write_json(meta, fingerprint, sort_keys=True)
 
-    def done_batches(self) -> set[int]:
+    def _part_paths(self) -> list[Path]:
+        return sorted(self.dir.glob("part-*.safetensors"))
+
+    def done_batches(self, raw_needed: bool = False) -> set[int]:
+        """The batches of the parts that match their seals (the others are moved aside). With ``raw_needed``
+        the part holding batch 0 counts only if the raw sample (``raw.safetensors``) is intact too."""
         done = set()
-        for p in self.dir.glob("part-*.safetensors"):
-            a, b = p.stem.split("-")[1:3]
-            done.update(range(int(a), int(b) + 1))
+        raw_ok = not raw_needed or usable(self.dir / "raw.safetensors", self.fingerprint)
+        for p in self._part_paths():
+            if not usable(p, self.fingerprint):
+                continue
+            a, b = (int(x) for x in p.stem.split("-")[1:3])
+            if a == 0 and not raw_ok:
+                quarantine(p, "the raw sample of its first batch is missing or damaged")
+                continue
+            done.update(range(a, b + 1))
         return done
 
     def save(self, first: int, last: int, chunks: list[dict[str, torch.Tensor]]) -> None:
-        save_tensors(_cat(chunks), self.dir / f"part-{first:06d}-{last:06d}.safetensors")
+        path = self.dir / f"part-{first:06d}-{last:06d}.safetensors"
+        save_tensors(_cat(chunks), path)
+        seal(path, self.fingerprint)
+
+    def save_raw(self, raw: dict[str, torch.Tensor]) -> None:
+        path = self.dir / "raw.safetensors"
+        save_tensors(raw, path)
+        seal(path, self.fingerprint)
+
+    def load(self, path: Path) -> dict[str, torch.Tensor]:
+        """A part (checked against its seal); a bad one is moved aside and the job stops: a rerun computes its
+        batches again."""
+        try:
+            return load_file(str(path))
+        except Exception as e:
+            dest = quarantine(path, f"it could not be read ({type(e).__name__}: {e})")
+            raise IntegrityError(
+                f"{path}: checkpoint part unreadable, moved aside to {dest.name}; "
+                f"rerun rule {EXTRACT_RULE} to compute its batches again"
+            ) from e
 
     def load_all(self) -> list[dict[str, torch.Tensor]]:
-        return [load_file(str(p)) for p in sorted(self.dir.glob("part-*.safetensors"))]
+        return [self.load(p) for p in self._part_paths()]
 
 
 def extract(
@@ -145,8 +201,13 @@ def extract(
     progress_every_s: float = 10.0,
     loss_stride: int = 1,
     last_block_mask: str = "causal",
+    model_sha256: str | None = None,
 ) -> dict:
     """Extract per-token metrics of ``texts`` with ``model`` into the safetensors file ``out``.
+
+    Checkpoint parts (``<out>.parts/``) are resumed only when their fingerprint matches: ``model_name``,
+    ``model_sha256`` (the checksum of the model's manifest, which holds its weights' checksums), the texts'
+    content, ``doc_index`` and the options. ``out`` is sealed (``depthwidth.integrity``) once written.
 
     Returns a summary dict (tokens, documents, seconds, tokens/s, peak GPU memory in GiB).
     """
@@ -182,9 +243,12 @@ def extract(
         "loss_stride": loss_stride,
         "last_block_mask": last_block_mask,
         "first_doc": int(doc_index[0]) if doc_index else -1,
+        "texts": texts_sha256(texts),
+        "doc_index": fingerprint_of([int(i) for i in doc_index]),
+        "model_manifest": model_sha256,
     }
     parts = _Parts(out, fingerprint)
-    done = parts.done_batches()
+    done = parts.done_batches(raw_needed=keep_raw_tokens > 0)
     n_tokens_total = sum(len(seqs[i]) - 1 for b in batches for i in b)
     log.info(
         "%s on %s (%s): %d documents, %d scored tokens, %d batches (%d already done), losses %s",
@@ -239,7 +303,7 @@ def extract(
                 "raw_doc_index": rec["doc_index"][:k],
                 "raw_position": rec["position"][:k],
             }
-            save_tensors(raw, parts.dir / "raw.safetensors")
+            parts.save_raw(raw)
         pending.append(rec)
         first = bi if first is None else first
         n_new += rec["position"].shape[0]
@@ -263,7 +327,7 @@ def extract(
             )
     raw_path = parts.dir / "raw.safetensors"
     if keep_raw_tokens > 0 and raw_path.exists():
-        data.update(load_file(str(raw_path)))
+        data.update(parts.load(raw_path))
     uniq = torch.unique(torch.cat([data["token_id"], data["target_id"]])).tolist()
     token_strings = {int(i): tokenizer.decode([int(i)]) for i in uniq}
     peak_gib = torch.cuda.max_memory_allocated(dev) / 2**30 if dev.type == "cuda" else float("nan")
@@ -286,6 +350,7 @@ def extract(
     }
     meta = {"summary": json.dumps(summary), "token_strings": json.dumps(token_strings)}
     save_tensors(data, out, metadata=meta)
+    seal(out, fingerprint)  # rule hidden_states_stats checks it before use
     shutil.rmtree(parts.dir, ignore_errors=True)
     log.info(
         "%s: wrote %s (%d tokens, %.1f s, %.0f tokens/s)",
@@ -338,22 +403,24 @@ def hidden_states_extract(
         max_batch_docs=speed["max_batch_docs"],
         chunk_tokens=speed["loss_chunk_tokens"],
         checkpoint_every_s=speed["checkpoint_every_s"],
+        model_sha256=sha256_file(model_manifest),
     )
 
 
 def load_token_metrics(path: str | Path) -> tuple[dict[str, torch.Tensor], dict, dict[int, str]]:
-    """Read a per-token file: (tensors, summary dict, token id -> decoded string)."""
+    """Read a per-token file: (tensors, summary dict, token id -> decoded string). It must match the seal
+    rule hidden_states_extract wrote (a truncated or damaged file stops here, naming it and the fix)."""
     from safetensors import safe_open
 
     path = Path(path)
+    check_sealed(path, EXTRACT_RULE)
     try:
         with safe_open(str(path), framework="pt") as f:
             meta = f.metadata() or {}
             tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 - safe_open is not iterable
     except Exception as e:
-        raise RuntimeError(
-            f"per-token metrics file {path} is unreadable ({type(e).__name__}: {e}). "
-            "Fix: delete it and rerun the hidden_states_extract rule."
+        raise IntegrityError(
+            f"per-token metrics file {path} is unreadable ({type(e).__name__}: {e}). {fix_hint(EXTRACT_RULE)}"
         ) from e
     summary = json.loads(meta.get("summary", "{}"))
     strings = {int(k): v for k, v in json.loads(meta.get("token_strings", "{}")).items()}

@@ -3,14 +3,13 @@ the models table, prose and headline rows, from each model's statistics (``.stat
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from depthwidth.files import atomic_write_csv
+from depthwidth.integrity import read_json, read_table, write_table
 from depthwidth.papers import SMOOTH_BULK_PERCENT
 from depthwidth.report.html import Figures, agree_within, headline_row, table_html, write_section
 
@@ -18,12 +17,17 @@ DEG = 180.0 / math.pi
 TITLE = "LLM hidden states on FineWeb: most layers are similar (Liu et al. 2026)"
 
 
+#: the rule that writes each model's statistics (named in the fix when one is damaged)
+STATS_RULE = "hidden_states_stats"
+
+
 def read_model_outputs(layer_csv: str, groups_csv: str, sample_parquet: str, summary_json: str):
+    """One model's statistics, each checked against the seal (row count) rule hidden_states_stats wrote."""
     return (
-        pd.read_csv(layer_csv),
-        pd.read_csv(groups_csv),
-        pd.read_parquet(sample_parquet),
-        json.loads(Path(summary_json).read_text()),
+        read_table(layer_csv, STATS_RULE, ("metric", "rel_depth", "mean")),
+        read_table(groups_csv, STATS_RULE),
+        read_table(sample_parquet, STATS_RULE),
+        read_json(summary_json, STATS_RULE, ("n_layers", "n_tokens", "middle_means_rad", "bulk_share")),
     )
 
 
@@ -355,7 +359,7 @@ def hidden_states_section(
         tables[m], groups[m], samples[m], summaries[m] = read_model_outputs(
             inputs[f"layers_{m}"], inputs[f"groups_{m}"], inputs[f"sample_{m}"], inputs[f"summary_{m}"]
         )
-    atomic_write_csv(layers, pd.concat(tables.values(), ignore_index=True))
-    atomic_write_csv(models_csv, models_table(summaries))
+    write_table(pd.concat(tables.values(), ignore_index=True), layers)
+    write_table(models_table(summaries), models_csv)
     body, rows = render(tables, groups, samples, summaries, Figures(figures))
     write_section(html, headline, "hidden_states", TITLE, body, rows)

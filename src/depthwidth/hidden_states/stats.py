@@ -23,7 +23,7 @@ import pandas as pd
 from scipy.cluster.vq import kmeans2
 from scipy.stats import median_abs_deviation
 
-from depthwidth.files import atomic_write_csv, atomic_write_json, atomic_write_parquet
+from depthwidth.integrity import write_json, write_table
 from depthwidth.papers import SMOOTH_BULK_PERCENT
 
 from .extract import load_token_metrics
@@ -389,10 +389,11 @@ def hidden_states_stats(
     summary: str | Path,
 ) -> dict:
     """Rule ``hidden_states_stats``: :func:`model_statistics` of one model, written atomically to the
-    layer table (CSV), token groups (CSV), token sample (parquet) and summary (JSON). Returns the summary."""
+    layer table (CSV), token groups (CSV), token sample (parquet) and summary (JSON), each sealed. Returns the summary."""
     table, gtab, smp, out = model_statistics(metrics_path, model, params)
-    atomic_write_csv(layers, table)
-    atomic_write_csv(groups, gtab)
-    atomic_write_parquet(sample, smp)
-    atomic_write_json(summary, out, default=float)
+    # sealed with their row counts: rule hidden_states_section checks them before use
+    write_table(table, layers)
+    write_table(gtab, groups)
+    write_table(smp, sample)
+    write_json(summary, out, default=float)
     return out

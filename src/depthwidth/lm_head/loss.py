@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Iterable
@@ -15,7 +14,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.integrity import fingerprint, quarantine, unseal, usable, write_json, write_table
+from depthwidth.integrity import (
+    fingerprint,
+    quarantine,
+    texts_sha256,
+    unseal,
+    usable,
+    write_json,
+    write_table,
+)
 
 log = logging.getLogger("depthwidth.lm_head")
 
@@ -54,16 +61,6 @@ def token_nll(
 
 
 LOSS_COLUMNS = ["text_index", "tokens", "nll_nats"]
-
-
-def texts_sha256(texts: list[str]) -> str:
-    """SHA-256 of the texts themselves (each length-prefixed, in order): what a loss checkpoint was scored on."""
-    h = hashlib.sha256()
-    for t in texts:
-        b = str(t).encode("utf-8", "surrogatepass")
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    return h.hexdigest()
 
 
 def _resumable(checkpoint: str | None, fp, n_texts: int, logger: logging.Logger) -> pd.DataFrame | None:

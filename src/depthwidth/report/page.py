@@ -200,11 +200,11 @@ def report(
         fragment, stage_rows = read_section(stage, inputs)
         sections.append((stage, fragment))
         rows.extend({**r, "stage": stage} for r in stage_rows)
-    # lm_head_width_fit seals its fit; chinchilla_fit's fit is checked against a seal where it has one
+    # both fits are sealed by their rules: a damaged one stops the report naming it and the fix
     fits = {
         k: read_json(inputs[k], rule, keys, require_seal=sealed) if k in inputs else None
         for k, rule, keys, sealed in (
-            ("synthesis_chinchilla", "chinchilla_fit", ("params",), False),
+            ("synthesis_chinchilla", "chinchilla_fit", ("params",), True),
             ("synthesis_width", "lm_head_width_fit", ("status",), True),
         )
     }

@@ -3,9 +3,7 @@ headline rows, each from its own function."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import matplotlib
 
@@ -16,8 +14,16 @@ import pandas as pd
 from matplotlib.ticker import NullFormatter
 
 from depthwidth import papers
+from depthwidth.integrity import read_json, read_table
 from depthwidth.report.html import Figures, agree_within, headline_row, table_html, write_section
 from depthwidth.superposition.pipeline import parse_cell_path
+from depthwidth.superposition.tables import (
+    CELL_COLUMNS,
+    EXPONENT_COLUMNS,
+    TABLES_RULE,
+    TRAIN_RULE,
+    load_cell,
+)
 
 SOURCE = "Liu, Liu & Gore 2025 (arXiv 2505.10465), Fig. 2–3"
 TITLE = "Superposition toy model: width scaling in two regimes (Liu, Liu & Gore 2025)"
@@ -360,8 +366,6 @@ def render(
 
 def extreme_models(cells: pd.DataFrame, model_paths: list[str]) -> dict:
     """The cells the curves figure draws, loaded: (dist, gamma, m, seed) → {'W', 'b', 'loss_curve'}."""
-    from safetensors.numpy import load_file
-
     want = {
         (cells.distribution.iloc[0], g, m, int(cells.seed.min()))
         for g in (cells.gamma.min(), cells.gamma.max())
@@ -372,7 +376,7 @@ def extreme_models(cells: pd.DataFrame, model_paths: list[str]) -> dict:
         c = parse_cell_path(p)
         key = (c["dist"], c["gamma"], c["m"], c["seed"])
         if key in want:
-            models[key] = load_file(p)
+            models[key] = load_cell(p)
     return models
 
 
@@ -387,9 +391,9 @@ def superposition_section(
     figures_dir: str,
 ) -> None:
     """Write the section fragment, its headline rows and its figures (``figures_dir``/*.png)."""
-    cells = pd.read_csv(cells_csv)
-    exps = pd.read_csv(exponents_csv)
-    infos = [json.loads(Path(p).read_text()) for p in info_paths]
+    cells = read_table(cells_csv, TABLES_RULE, CELL_COLUMNS)
+    exps = read_table(exponents_csv, TABLES_RULE, EXPONENT_COLUMNS)
+    infos = [read_json(p, TRAIN_RULE) for p in info_paths]
     body, rows = render(
         cells, exps, extreme_models(cells, model_paths), infos, analysis, Figures(figures_dir)
     )

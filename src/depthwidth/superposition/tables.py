@@ -8,13 +8,37 @@ import numpy as np
 import pandas as pd
 from safetensors.numpy import load_file
 
-from depthwidth.files import atomic_write_csv
 from depthwidth.fits import power_law_fit
 from depthwidth.superposition.analysis import cell_metrics, theory_exponent
+from depthwidth.integrity import check_sealed, write_table
 from depthwidth.superposition.grid import parse_distribution
 from depthwidth.superposition.pipeline import alpha_of, parse_cell_path
 
 log = logging.getLogger("depthwidth.superposition")
+
+#: the rules that write a cell's files and the tables (named in the fix when a consumer finds one damaged)
+TRAIN_RULE = "superposition_train"
+TABLES_RULE = "superposition_tables"
+#: the columns of cells.csv and exponents.csv the section reads (checked with the recorded row counts)
+CELL_COLUMNS = (
+    "distribution",
+    "alpha",
+    "gamma",
+    "n",
+    "m",
+    "seed",
+    "steps",
+    "final_loss",
+    "represented_fraction",
+)
+EXPONENT_COLUMNS = ("distribution", "alpha", "gamma", "n", "exponent", "stderr", "theory", "regime")
+
+
+def load_cell(path: str) -> dict:
+    """A cell's model.safetensors (W, b, loss_curve), after checking the seal rule superposition_train wrote
+    (a truncated or damaged file stops the caller with the file and the fix named)."""
+    check_sealed(path, TRAIN_RULE)
+    return load_file(path)
 
 
 def cells_table(model_paths: list[str], analysis: dict) -> pd.DataFrame:
@@ -23,7 +47,7 @@ def cells_table(model_paths: list[str], analysis: dict) -> pd.DataFrame:
     window = int(analysis["final_window"])
     for p in model_paths:
         c = parse_cell_path(p)
-        t = load_file(p)
+        t = load_cell(p)
         W, losses = t["W"], t["loss_curve"]
         met = cell_metrics(
             W, losses, min(window, len(losses)), analysis["norm_threshold"], analysis["etf_factor"]
@@ -89,7 +113,8 @@ def exponents_table(cells_df: pd.DataFrame, analysis: dict) -> pd.DataFrame:
 def superposition_tables(model_paths: list[str], analysis: dict, cells_csv: str, exponents_csv: str) -> None:
     """Write cells.csv and exponents.csv for the given cell files."""
     cells = cells_table(model_paths, analysis)
-    atomic_write_csv(cells_csv, cells)
     exps = exponents_table(cells, analysis)
-    atomic_write_csv(exponents_csv, exps)
+    # sealed with their row counts: rule superposition_section checks them before use
+    write_table(cells, cells_csv)
+    write_table(exps, exponents_csv)
     log.info("%d cells, %d fits written", len(cells), len(exps))

@@ -26,7 +26,8 @@ import numpy as np
 import torch
 from safetensors.numpy import save_file
 
-from depthwidth.files import atomic_torch_save, atomic_write, atomic_write_json
+from depthwidth.files import atomic_write
+from depthwidth.integrity import load_checkpoint, save_checkpoint, seal, unseal, write_json
 from depthwidth.superposition.data import SparseSampler, feature_probabilities, parse_distribution
 
 log = logging.getLogger("depthwidth.superposition")
@@ -114,6 +115,7 @@ def train_cells(
     threads: int | None = None,
     progress_every_s: float = 10.0,
     device: str = "cpu",
+    job: dict | None = None,
 ) -> list[CellResult]:
     """Train C = len(gammas) cells (γ_c, m_c) on one data stream and return one ``CellResult`` each.
 
@@ -125,8 +127,11 @@ def train_cells(
     ``path``: 'features' forms the rows of W Wᵀ of the batch's active features (cost ∝ a·n·m),
     'hidden' forms h = x W (cost ∝ rows·n·m); 'auto' picks the cheaper for each batch and width
     (``choose_path``), and the choice is a function of the batch, so a resumed run repeats it.
-    ``checkpoint``: file written atomically every ``checkpoint_every`` steps and resumed from when
-    present and made with the same settings. ``device``: where the cells train ('cpu' or 'cuda'); the
+    ``checkpoint``: file written atomically and sealed (``depthwidth.integrity``) every ``checkpoint_every``
+    steps, and resumed from only when it matches its seal and its fingerprint (law, γs, widths, settings,
+    gradient route and ``job``: what else determines the cells, e.g. the rule's params); a damaged,
+    incomplete or foreign checkpoint is logged, moved aside (``<name>.bad-<time>``) and training starts
+    from step 0. ``device``: where the cells train ('cpu' or 'cuda'); the
     inputs are drawn on the CPU either way, so a cell sees the same data on both.
     """
     if len(gammas) != len(widths) or not gammas:
@@ -164,17 +169,17 @@ def train_cells(
         "gammas": list(map(float, gammas)),
         "widths": list(map(int, widths)),
         "settings": asdict(S),
+        "path": path,
+        "job": job,
     }
     ckpt = Path(checkpoint) if checkpoint else None
-    if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False, map_location=device)
-        if state.get("fingerprint") == fingerprint:
-            params, losses = state["params"], state["losses"]
-            gen.set_state(state["gen"].cpu())
-            start = int(state["step"])
-            log.info("%s: resumed from checkpoint %s at step %d", label, ckpt, start)
-        else:
-            log.warning("%s: ignoring checkpoint %s made with other settings", label, ckpt)
+    # The seal holds the fingerprint: a checkpoint of other settings, or a damaged one, is moved aside.
+    state = load_checkpoint(ckpt, fingerprint, weights_only=False, map_location=device) if ckpt else None
+    if state is not None:
+        params, losses = state["params"], state["losses"]
+        gen.set_state(state["gen"].cpu())
+        start = int(state["step"])
+        log.info("%s: resumed from checkpoint %s at step %d", label, ckpt, start)
 
     sampler = SparseSampler(p, B, gen)
     if path not in ("auto", "features", "hidden"):
@@ -211,7 +216,9 @@ def train_cells(
 
         done = step + 1
         if ckpt is not None and checkpoint_every and done % checkpoint_every == 0 and done < S.steps:
-            atomic_torch_save(
+            # atomic, then sealed: a kill between the two leaves a checkpoint without a valid seal, which a
+            # rerun moves aside
+            save_checkpoint(
                 {
                     "fingerprint": fingerprint,
                     "params": params,
@@ -220,6 +227,7 @@ def train_cells(
                     "step": done,
                 },
                 ckpt,
+                fingerprint,
             )
         now = time.monotonic()
         if now - t_last >= progress_every_s or done == S.steps:
@@ -433,9 +441,9 @@ def _step_group(
 
 
 def remove_checkpoint(checkpoint: str | Path | None) -> None:
-    """Delete a finished job's checkpoint (its outputs now hold everything)."""
-    if checkpoint and Path(checkpoint).exists():
-        Path(checkpoint).unlink()
+    """Delete a finished job's checkpoint and its seal (its outputs now hold everything)."""
+    if checkpoint:
+        unseal(checkpoint)
 
 
 def settings_from_params(n: int, seed: int, params: dict) -> TrainSettings:
@@ -485,10 +493,12 @@ def superposition_train(
         path=params["path"],
         threads=threads,
         device=device,
+        job={"n": int(n), "seed": int(seed), "params": dict(params)},
     )
     seconds = time.monotonic() - t0
     tensors = {"W": res.W, "b": res.b, "loss_curve": res.losses}
     atomic_write(model_path, lambda p: save_file(tensors, str(p)))
+    seal(model_path)  # rules superposition_tables and superposition_section check it before use
     info = {
         "dist": dist,
         "n": int(n),
@@ -499,7 +509,7 @@ def superposition_train(
         "train_seconds": seconds,
         "ms_per_step": 1e3 * seconds / max(S.steps, 1),
     }
-    atomic_write_json(info_path, info)
+    write_json(info_path, info)  # sealed, checked by rule superposition_section
     remove_checkpoint(ckpt)
     log.info(
         "cell %s gamma=%s m=%s seed=%s done in %.1fs, last loss %.4g",
