@@ -765,3 +765,23 @@ def test_uncaught_error_goes_to_the_rule_log_with_its_traceback(tmp_path):
     assert "Traceback (most recent call last)" in text and "IntegrityError" in text
     assert f"{tmp_path / 'runs.csv'}: it has no seal" in text and "--forcerun depth_toy_tables" in text
     assert proc.stderr.count("Traceback") == 1  # on stderr once, not twice
+
+
+def test_tampered_openlm_file_stops_its_sweep(tmp_path):
+    """The OpenLM sweep files are pinned too: one edited after download stops the loader by name."""
+    import shutil
+
+    from conftest import SHARED_DATA, have_shared_data
+
+    from depthwidth.chinchilla.sweeps import load_openlm_grid
+
+    if not have_shared_data():
+        pytest.skip(f"no data mirror at {SHARED_DATA}")
+    root = tmp_path / "data/raw/openlm_scaling"
+    (root / "exp_data").mkdir(parents=True)
+    grid = root / "exp_data" / "grid.json"
+    shutil.copyfile(SHARED_DATA / "openlm_scaling" / "exp_data" / "grid.json", grid)
+    assert len(load_openlm_grid(root)) == 50
+    grid.write_text(grid.read_text().replace("}", ', "open_lm_1b_x": 9.0}', 1))
+    with pytest.raises(IntegrityError, match=rf"{grid}: its SHA-256 is .* pinned .*rm {grid}"):
+        load_openlm_grid(root)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.law import kept_mask
+from depthwidth.download.fetch import check_pinned, load_manifest
 from depthwidth.integrity import read_table, write_table
 
 log = logging.getLogger("depthwidth.chinchilla.sweeps")
@@ -210,6 +211,7 @@ def load_openlm_grid(root: str | Path, select: str = "best", name: str = "openlm
     (a diverged warm-up 100 run sits 2.3 nats above its shape's best) as noise of the law.
     """
     path = Path(root) / "exp_data" / "grid.json"
+    check_pinned(path)  # a pinned download is checked where it is used, not only when fetched
     raw = json.loads(path.read_text())
     df = pd.DataFrame([{**parse_grid_key(k), "loss": float(v)} for k, v in raw.items()])
     df["group"] = "grid"
@@ -232,14 +234,17 @@ def read_openlm_main(root: str | Path) -> tuple[pd.DataFrame, list[str]]:
     params_no_embed, multiplier, train_set, and one ``loss_<val set>`` column per evaluation (8).
     Returns (rows, names of the runs skipped because their shape is not in scaling/open_lm_configs)."""
     root = Path(root)
+    manifest = load_manifest()
     rows, skipped = [], []
     for f in sorted((root / "exp_data" / "models").glob("*.json")):
+        check_pinned(f, manifest)  # pinned downloads are checked where they are used
         d = json.loads(f.read_text())
         h = d["hyperparameters"]
         cfg = root / h["model"]  # scaling/open_lm_configs/<shape>.json
         if not cfg.is_file():
             skipped.append(d["name"])
             continue
+        check_pinned(cfg, manifest)
         c = json.loads(cfg.read_text())
         row = {
             "width": int(c["hidden_dim"]),
