@@ -53,6 +53,9 @@ def test_deep_merge_merges_dicts_and_replaces_lists():
         (("chinchilla", "fit", "depth_scale"), 0, ["chinchilla.fit.depth_scale", "exclusiveMinimum=0"]),
         (("stages",), [], ["stages", "minItems=1"]),
         (("stages",), ["chinchila"], ["stages.0", "chinchilla"]),
+        # a reversed [low, high] range selects nothing and would write NaN as a result
+        (("lm_head", "token_frequencies", "fit_ranks"), [1000, 10], ["fit_ranks", "low < high"]),
+        (("hidden_states", "stats", "middle"), [0.75, 0.25], ["hidden_states.stats.middle", "low < high"]),
     ],
 )
 def test_bad_values_name_the_key(config, path, value, words):

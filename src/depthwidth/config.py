@@ -144,9 +144,29 @@ def _frequency_laws(validator, enabled, instance, schema):
             yield jsonschema.ValidationError(msg, path=[key, i], validator="frequencyLaws", instance=value)
 
 
+def _increasing(validator, enabled, instance, schema):
+    """Keyword ``increasing`` (on a [low, high] pair such as ``fit_ranks``): low must be below high; a
+    reversed range would select nothing and write NaN as a result."""
+    if (
+        enabled
+        and isinstance(instance, list)
+        and len(instance) == 2
+        and all(_is_number(None, v) for v in instance)
+        and not instance[0] < instance[1]
+    ):
+        yield jsonschema.ValidationError(
+            f"{instance} is not a range [low, high] with low < high (reversed or empty). Fix: give the lower "
+            "end first",
+            validator="increasing",
+            instance=instance,
+        )
+
+
 _Validator = _with_defaults(
     jsonschema.validators.extend(
-        jsonschema.Draft202012Validator, {"frequencyLaws": _frequency_laws}, type_checker=_TYPES
+        jsonschema.Draft202012Validator,
+        {"frequencyLaws": _frequency_laws, "increasing": _increasing},
+        type_checker=_TYPES,
     )
 )
 
