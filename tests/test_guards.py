@@ -237,11 +237,7 @@ def test_messages_fit_the_key_type():
 
 
 def test_reversed_fit_ranks_are_an_error_not_a_nan_alpha():
-    from depthwidth.lm_head.pipeline import check_config
-
-    cfg = validate_config(
-        merge(merged_config(), {"lm_head": {"token_frequencies": {"fit_ranks": [1000, 10]}}})
-    )
+    """The schema's `increasing` keyword: a reversed rank range stops validation, naming the key."""
     with pytest.raises(ConfigError) as e:
-        check_config(cfg)
+        validate_config(merge(merged_config(), {"lm_head": {"token_frequencies": {"fit_ranks": [1000, 10]}}}))
     assert "lm_head.token_frequencies.fit_ranks" in str(e.value) and "Fix:" in str(e.value)

@@ -202,11 +202,5 @@ def check_config(config: dict) -> None:
         tf = sec["token_frequencies"]
         errors += _model_errors(config, "lm_head.token_frequencies.tokenizers", tf["tokenizers"])
         errors += _corpus_errors("lm_head.token_frequencies.corpora", tf["corpora"], manifest)[0]
-        if "fit_ranks" in tf and tf["fit_ranks"][0] >= tf["fit_ranks"][1]:
-            errors.append(
-                f"config key 'lm_head.token_frequencies.fit_ranks' is {tf['fit_ranks']}: the first rank "
-                "must be smaller than the last (the fit would have no point and give alpha = NaN). "
-                "Fix: give [first, last], e.g. [10, 1000]."
-            )
     if errors:
         raise ConfigError("Invalid configuration (nothing was run):\n  - " + "\n  - ".join(errors))
