@@ -17,7 +17,6 @@ rule causal_tracing_trace:
         "benchmarks/causal_tracing/trace_{model}_{fact}.tsv"
     wildcard_constraints:
         fact="|".join(causal_tracing_pipeline.facts(config)) or "NO_FACT",
-    priority: 20
     conda:
         "../envs/depthwidth.yaml"
     threads: 2

@@ -26,7 +26,6 @@ for _variant in depth_toy_pipeline.train_variants(config):
         wildcard_constraints:
             kind="independent|tied",
             rep=r"\d+",
-        priority: 10
         conda:
             "../envs/depthwidth.yaml"
         threads: DEPTH_TOY["threads"]

@@ -20,8 +20,6 @@ rule hidden_states_extract:
         "logs/hidden_states/extract_{model}.log",
     benchmark:
         "benchmarks/hidden_states/extract_{model}.tsv"
-    # the long model-bound jobs start before the many short ones, so they do not end the run alone
-    priority: 20
     conda:
         "../envs/depthwidth.yaml"
     threads: 2

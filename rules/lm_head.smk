@@ -69,7 +69,6 @@ rule lm_head_loss:
         "logs/lm_head/loss_{corpus}_{model}.log",
     benchmark:
         "benchmarks/lm_head/loss_{corpus}_{model}.tsv"
-    priority: 20
     conda:
         "../envs/depthwidth.yaml"
     threads: 2

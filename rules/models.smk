@@ -19,8 +19,6 @@ rule model_fetch:
         "logs/models/{model}.log",
     benchmark:
         "benchmarks/models/model_fetch_{model}.tsv"
-    # scheduled first: every model-bound job (extraction, LM head, causal tracing) waits for it
-    priority: 50
     conda:
         "../envs/depthwidth.yaml"
     resources:
