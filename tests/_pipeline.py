@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,20 @@ def env() -> dict:
     e["PYTHONPATH"] = str(REPO / "src") + os.pathsep + e.get("PYTHONPATH", "")
     e.setdefault("OMP_NUM_THREADS", "1")
     return e
+
+
+def dry_run_as_written(command: str, wd) -> subprocess.CompletedProcess:
+    """A documented ``snakemake …`` command as a dry run from the repo root, in working directory ``wd``.
+    -s/-d/-n go right after the program, so the rest is parsed exactly as written (an argument order that
+    swallows a target, e.g. a target after --configfile, fails here as it would for a user)."""
+    return subprocess.run(
+        [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(wd), "-n", *shlex.split(command)[1:]],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=300,
+    )
 
 
 def snakemake_cmd(workdir: Path, *args: str, configs: list[Path] | None = None) -> list[str]:

@@ -8,11 +8,10 @@ config/*.yaml and profiles/*/config.yaml. Commands with a placeholder (``<rule>`
 import re
 import shlex
 import shutil
-import subprocess
 
 import pytest
 
-from _pipeline import REPO, SNAKEFILE, SNAKEMAKE, env
+from _pipeline import REPO, dry_run_as_written
 
 _INLINE = re.compile(r"`((?:\.venv/bin/)?snakemake [^`]+)`")
 
@@ -61,14 +60,5 @@ def test_documented_command_dry_runs(command, tmp_path):
     args = shlex.split(command)[1:]
     if "conda" in args and shutil.which("conda") is None:
         pytest.skip(f"`{command}` needs conda, which is not installed here")
-    # -s/-d/-n go right after the program, so the rest is parsed exactly as written (an argument
-    # order that swallows a target, e.g. a target after --configfile, fails here as it would for a user).
-    p = subprocess.run(
-        [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(tmp_path), "-n", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=300,
-    )
+    p = dry_run_as_written(command, tmp_path)
     assert p.returncode == 0, f"`{command}` fails as a dry run:\n{(p.stdout + p.stderr)[-3000:]}"

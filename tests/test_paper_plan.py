@@ -9,11 +9,10 @@ this file): planning ~2000 jobs takes ~30 s."""
 from __future__ import annotations
 
 import re
-import subprocess
 
 import pytest
 import yaml
-from _pipeline import REPO, SNAKEFILE, SNAKEMAKE, env, planned_jobs
+from _pipeline import REPO, dry_run_as_written, planned_jobs
 from test_cluster_slurm import PROFILE, WORKFLOW_SIZED, _local_rules, _set_resources
 from test_documented_commands import PLANNED_ELSEWHERE, documented_commands
 
@@ -96,15 +95,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
 def dry_run(tmp_path_factory) -> str:
     """The documented command as a dry run, run from the repo root exactly as written."""
     wd = tmp_path_factory.mktemp("paper_plan")
-    args = COMMAND.split()[1:]
-    p = subprocess.run(
-        [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(wd), "-n", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=300,
-    )
+    p = dry_run_as_written(COMMAND, wd)
     text = p.stdout + p.stderr
     assert p.returncode == 0, f"`{COMMAND}` fails as a dry run:\n{text[-3000:]}"
     return text
