@@ -44,6 +44,48 @@ def test_damaged_checkpoint_is_moved_aside(tmp_path, damage, caplog):
     assert integrity.load_checkpoint(p, {"a": 1})["step"] == 0
 
 
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs (not even ``except Exception`` clean-ups)."""
+
+
+@pytest.mark.parametrize("kill_at", ["first_seal", "rename", "final_seal"])
+def test_checkpoint_killed_mid_save_resumes(tmp_path, monkeypatch, kill_at):
+    """A kill at any moment of a checkpoint save leaves the old or the new checkpoint resumable, never
+    neither (a kill between the rename and the seal once discarded the whole run's progress)."""
+    import os
+
+    from depthwidth import files
+
+    p = tmp_path / "checkpoint.pt"
+    integrity.save_checkpoint({"step": 1, "w": torch.ones(100)}, p, {"a": 1})
+    calls = {"json": 0}
+    real_json, real_replace = integrity.atomic_write_json, os.replace
+
+    def json_then_die(dest, obj, **kw):
+        calls["json"] += 1
+        if (kill_at, calls["json"]) in {("first_seal", 1), ("final_seal", 2)}:
+            raise _Killed
+        return real_json(dest, obj, **kw)
+
+    def replace_then_die(src, dst):
+        if kill_at == "rename" and dst == p:
+            raise _Killed
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(integrity, "atomic_write_json", json_then_die)
+    monkeypatch.setattr(files.os, "replace", replace_then_die)
+    with pytest.raises(_Killed):
+        integrity.save_checkpoint({"step": 2, "w": torch.full((100,), 2.0)}, p, {"a": 1})
+    monkeypatch.undo()
+    got = integrity.load_checkpoint(p, {"a": 1})
+    expect = 2 if kill_at == "final_seal" else 1
+    assert got is not None and got["step"] == expect and float(got["w"][0]) == expect
+    # and a resumed save after the kill seals the next checkpoint alone
+    integrity.save_checkpoint({"step": 3}, p, {"a": 1})
+    assert integrity.load_checkpoint(p, {"a": 1})["step"] == 3
+    assert "previous" not in integrity.read_seal(p)
+
+
 def test_truncated_table_names_file_and_fix(tmp_path):
     p = tmp_path / "points.csv"
     df = pd.DataFrame({"x": range(200), "loss": [2.0 + i / 1000 for i in range(200)]})
