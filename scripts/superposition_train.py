@@ -1,20 +1,29 @@
-"""Train one superposition toy cell (rule superposition_train)."""
+"""Train one superposition toy cell, or every cell of one law (rule superposition_train, both forms)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.superposition.train import superposition_train
+from depthwidth.superposition.pipeline import LAW_JOB_CHECKPOINT, parse_cell_path
+from depthwidth.superposition.train import superposition_train_cells
 
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
 w = sm.wildcards
-superposition_train(
+if "m" in w.keys():  # job_grouping: cell
+    models, infos = [sm.output.model], [sm.output.info]
+    checkpoint = sm.output.model.removesuffix("model.safetensors") + "checkpoint.pt"
+else:  # job_grouping: law
+    models, infos = list(sm.output.models), list(sm.output.infos)
+    checkpoint = LAW_JOB_CHECKPOINT.format(dist=w.dist, n=w.n, seed=w.seed)
+cells = [parse_cell_path(p) for p in models]
+superposition_train_cells(
     w.dist,
     int(w.n),
-    float(w.gamma),
-    int(w.m),
+    [c["gamma"] for c in cells],
+    [c["m"] for c in cells],
     int(w.seed),
     dict(sm.params.train),
-    sm.output.model,
-    sm.output.info,
+    models,
+    infos,
+    checkpoint,
     checkpoint_every=int(sm.resources.checkpoint_every),
     threads=sm.threads,
     device="cuda" if int(sm.resources.gpu) else "cpu",

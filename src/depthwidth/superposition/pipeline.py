@@ -133,21 +133,51 @@ def analysis_params(config: dict) -> dict:
     return result_params(cfg["analysis"]) if cfg else {}
 
 
+def job_grouping(config: dict) -> str:
+    """'cell' (one job per cell) or 'law' (one job per law, n and seed trains all its (γ, m) cells)."""
+    cfg = stage_config(config)
+    return str(cfg["job_grouping"]) if cfg else "cell"
+
+
+def job_cells(config: dict) -> list[dict]:
+    """The (gamma, m) path fields of the cells one 'law' job trains, in training order."""
+    cfg = stage_config(config)
+    return [{"gamma": fmt_num(g), "m": str(int(m))} for g in cfg["weight_decays"] for m in cfg["widths"]]
+
+
+def law_job_outputs(config: dict, name: str) -> list[str]:
+    """The cell files ``name`` of one 'law' job, as patterns with the wildcards {dist}, {n} and {seed}."""
+    return [
+        CELL_DIR.format(dist="{dist}", n="{n}", seed="{seed}", **c) + "/" + name for c in job_cells(config)
+    ]
+
+
+LAW_JOB_CHECKPOINT = "results/superposition/jobs/{dist}/n{n}/seed{seed}/checkpoint.pt"
+
+
+def _job_widths(config: dict, wildcards) -> list[int]:
+    """Widths of the cells a job of ``wildcards`` trains: its one m, or every cell's m for a 'law' job."""
+    if "m" in wildcards.keys():
+        return [int(wildcards.m)]
+    return [int(c["m"]) for c in job_cells(config)]
+
+
 def runtime_minutes(config: dict, wildcards) -> int:
-    """Runtime request for the cell of ``wildcards`` (SLURM): ~6·batch·n·m flops per step at 2 GFLOP/s,
-    plus 1 ms/step of overheads, doubled, at least 5 minutes."""
-    m = int(wildcards.m)
+    """Runtime request for the job of ``wildcards`` (SLURM): ~6·batch·n·m flops per cell-step at 2 GFLOP/s,
+    plus 1 ms per cell-step of overheads, doubled, at least 5 minutes."""
     cfg = stage_config(config)
     n, B, steps = cfg["n_features"], cfg["batch_size"], cfg["steps"]
-    s = steps * (6.0 * 0.7 * B * n * m / 2e9 + 1e-3)
+    s = sum(steps * (6.0 * 0.7 * B * n * m / 2e9 + 1e-3) for m in _job_widths(config, wildcards))
     return int(max(5, 2 * s / 60 + 1))
 
 
 def mem_mb(config: dict, wildcards) -> int:
-    """Memory request for the cell of ``wildcards``: W and its Adam moments, three (batch × n) float32 blocks (pre-activations and their copies),
-    two (active features × n) tables with at most n rows, plus ~400 MB for Python and torch."""
-    n, m, batch = int(wildcards.n), int(wildcards.m), int(stage_config(config)["batch_size"])
-    return int(400 + (16 * n * m + 12 * batch * n + 8 * n * n) / 1e6)
+    """Memory request for the job of ``wildcards``: W and its Adam moments per cell, three (batch × n) float32
+    blocks (pre-activations and their copies), two (active features × n) tables with at most n rows, plus
+    ~400 MB for Python and torch."""
+    n, batch = int(wildcards.n), int(stage_config(config)["batch_size"])
+    cells = sum(16 * n * m for m in _job_widths(config, wildcards))
+    return int(400 + (cells + 12 * batch * n + 8 * n * n) / 1e6)
 
 
 def alpha_of(dist: str) -> float | None:

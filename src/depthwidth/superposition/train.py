@@ -478,15 +478,51 @@ def superposition_train(
 ) -> dict:
     """Train one cell (resuming from its checkpoint if any), write its model and train.json, return the
     latter's contents. ``params``: the rule's params (``pipeline.train_params``)."""
+    ckpt = Path(model_path).parent / "checkpoint.pt"
+    (info,) = superposition_train_cells(
+        dist,
+        n,
+        [gamma],
+        [m],
+        seed,
+        params,
+        [model_path],
+        [info_path],
+        ckpt,
+        checkpoint_every,
+        threads,
+        device,
+    )
+    return info
+
+
+def superposition_train_cells(
+    dist: str,
+    n: int,
+    gammas: list[float],
+    widths: list[int],
+    seed: int,
+    params: dict,
+    model_paths: list[str],
+    info_paths: list[str],
+    checkpoint: str | Path,
+    checkpoint_every: int = 0,
+    threads: int = 1,
+    device: str = "cpu",
+) -> list[dict]:
+    """Train the cells (γ_c, m_c) of one law, n and seed in one job on one input stream (``train_cells``:
+    each cell's numbers are those it gets alone), resuming from ``checkpoint`` if it holds them; write each
+    cell's model and train.json (its ``train_seconds`` is its share of the job's time)."""
+    if not (len(gammas) == len(widths) == len(model_paths) == len(info_paths)):
+        raise ValueError("gammas, widths, model_paths and info_paths must have equal lengths")
     S = settings_from_params(n, seed, params)
-    model_path = Path(model_path)
-    ckpt = model_path.parent / "checkpoint.pt"
+    ckpt = Path(checkpoint)
     ckpt.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    (res,) = train_cells(
+    results = train_cells(
         dist,
-        [float(gamma)],
-        [int(m)],
+        [float(g) for g in gammas],
+        [int(m) for m in widths],
         S,
         checkpoint=ckpt,
         checkpoint_every=int(checkpoint_every),
@@ -495,32 +531,38 @@ def superposition_train(
         device=device,
         job={"n": int(n), "seed": int(seed), "params": dict(params)},
     )
-    seconds = time.monotonic() - t0
-    tensors = {"W": res.W, "b": res.b, "loss_curve": res.losses}
-    atomic_write(model_path, lambda p: save_file(tensors, str(p)))
-    seal(model_path)  # rules superposition_tables and superposition_section check it before use
-    info = {
-        "dist": dist,
-        "n": int(n),
-        "gamma": float(gamma),
-        "m": int(m),
-        "seed": int(seed),
-        "settings": dict(params),
-        "train_seconds": seconds,
-        "ms_per_step": 1e3 * seconds / max(S.steps, 1),
-    }
-    write_json(info_path, info)  # sealed, checked by rule superposition_section
+    seconds = (time.monotonic() - t0) / len(results)
+    infos = []
+    for gamma, m, res, model_path, info_path in zip(gammas, widths, results, model_paths, info_paths):
+        model_path = Path(model_path)
+        model_path.parent.mkdir(parents=True, exist_ok=True)
+        tensors = {"W": res.W, "b": res.b, "loss_curve": res.losses}
+        atomic_write(model_path, lambda p, t=tensors: save_file(t, str(p)))
+        seal(model_path)  # rules superposition_tables and superposition_section check it before use
+        info = {
+            "dist": dist,
+            "n": int(n),
+            "gamma": float(gamma),
+            "m": int(m),
+            "seed": int(seed),
+            "settings": dict(params),
+            "train_seconds": seconds,
+            "ms_per_step": 1e3 * seconds / max(S.steps, 1),
+            "cells_in_job": len(results),
+        }
+        write_json(info_path, info)  # sealed, checked by rule superposition_section
+        infos.append(info)
+        log.info(
+            "cell %s gamma=%s m=%s seed=%s done (%.1fs of the job's time), last loss %.4g",
+            dist,
+            gamma,
+            m,
+            seed,
+            seconds,
+            float(res.losses[-1]),
+        )
     remove_checkpoint(ckpt)
-    log.info(
-        "cell %s gamma=%s m=%s seed=%s done in %.1fs, last loss %.4g",
-        dist,
-        gamma,
-        m,
-        seed,
-        seconds,
-        float(res.losses[-1]),
-    )
-    return info
+    return infos
 
 
 # ---------------------------------------------------------------------------------------------
