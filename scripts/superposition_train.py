@@ -2,14 +2,14 @@
 
 from depthwidth.logs import setup_logging
 from depthwidth.superposition.pipeline import LAW_JOB_CHECKPOINT, parse_cell_path
-from depthwidth.superposition.train import superposition_train_cells
+from depthwidth.superposition.train import cell_checkpoint, superposition_train_cells
 
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
 w = sm.wildcards
 if "m" in w.keys():  # job_grouping: cell
     models, infos = [sm.output.model], [sm.output.info]
-    checkpoint = sm.output.model.removesuffix("model.safetensors") + "checkpoint.pt"
+    checkpoint = cell_checkpoint(sm.output.model)
 else:  # job_grouping: law
     models, infos = list(sm.output.models), list(sm.output.infos)
     checkpoint = LAW_JOB_CHECKPOINT.format(dist=w.dist, n=w.n, seed=w.seed)

@@ -463,6 +463,11 @@ def settings_from_params(n: int, seed: int, params: dict) -> TrainSettings:
     )
 
 
+def cell_checkpoint(model_path: str | Path) -> Path:
+    """Where a one-cell job checkpoints: ``checkpoint.pt`` beside the cell's ``model.safetensors``."""
+    return Path(model_path).parent / "checkpoint.pt"
+
+
 def superposition_train(
     dist: str,
     n: int,
@@ -478,7 +483,7 @@ def superposition_train(
 ) -> dict:
     """Train one cell (resuming from its checkpoint if any), write its model and train.json, return the
     latter's contents. ``params``: the rule's params (``pipeline.train_params``)."""
-    ckpt = Path(model_path).parent / "checkpoint.pt"
+    ckpt = cell_checkpoint(model_path)
     (info,) = superposition_train_cells(
         dist,
         n,
