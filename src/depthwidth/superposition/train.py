@@ -125,7 +125,8 @@ def train_cells(
 
     ``path``: 'features' forms the rows of W Wᵀ of the batch's active features (cost ∝ a·n·m),
     'hidden' forms h = x W (cost ∝ rows·n·m); 'auto' picks the cheaper for each batch and width
-    (``choose_path``), and the choice is a function of the batch, so a resumed run repeats it.
+    (``choose_path``), and the choice is a function of the batch and of whether the compiled pass of
+    ``fused`` is in use, so a resumed run on the same machine repeats it.
     ``checkpoint``: file written atomically every ``checkpoint_every`` steps and resumed from when
     present and made with the same settings. ``device``: where the cells train ('cpu' or 'cuda'); the
     inputs are drawn on the CPU either way, so a cell sees the same data on both.
@@ -193,6 +194,7 @@ def train_cells(
     )
     path_steps = {m: {"features": 0, "hidden": 0} for m in groups}
     ws = _Workspace(device)
+    fused_pass = torch.device(device).type == "cpu" and fused.kernel() is not None
     t0 = time.monotonic()
     t_last = t0
     for step in range(start, S.steps):
@@ -200,7 +202,7 @@ def train_cells(
         batch = _Batch(*(t.to(device) for t in sampler.sample()), B, n)
         for m, idx in groups.items():
             lr_w, lr_b = (lr * f for lr in cell_lrs(S, m))
-            pm = path if path != "auto" else choose_path(m, batch.Ba, batch.n_features)
+            pm = path if path != "auto" else choose_path(m, batch.Ba, batch.n_features, fused_pass)
             path_steps[m][pm] += 1
             loss = _step_group(params[m], batch, pm, lr_w, lr_b, step + 1, S, ws)
             if not bool(torch.isfinite(loss).all()):
@@ -256,13 +258,24 @@ def train_cells(
     return out
 
 
-def choose_path(m: int, active_rows: float, active_features: float) -> str:
+def choose_path(m: int, active_rows: float, active_features: float, fused_pass: bool | None = None) -> str:
     """The cheaper exact gradient route for one cell and batch. 'hidden' costs 6·rows·n·m flops
-    (rows: samples with an active feature); 'features' costs 6·a·n·m (a: distinct active features)
-    plus about 5·a·n more memory traffic for its (a × n) tables, which on a 2-core CPU weighs like
-    m ≈ 30 extra columns. Measured at n = 1000, batch 2048: the rule picks the faster route in every
-    case of power laws α ∈ {1, 1.5, 2} and the linear law at m ∈ {10, 25, 100}, where the two differ
-    by more than the timing noise."""
+    (rows: samples with an active feature) plus several unfused passes over the (rows × n) block;
+    'features' costs 6·a·n·m (a: distinct active features) plus its (a × n) tables.
+
+    Without the compiled pass (``fused_pass`` False) 'features' also makes those unfused passes, and its
+    tables (about 5·a·n of memory traffic) weigh like m ≈ 30 extra columns on a 2-core CPU. Measured
+    at n = 1000, batch 2048: the rule then picks the faster route in every case of power laws α ∈ {1,
+    1.5, 2} and the linear law at m ∈ {10, 25, 100}, where the two differ by more than the timing noise.
+
+    With it (the default where it builds, on the CPU) the rows cost one pass in cache instead, so
+    'features' is cheaper whenever it does fewer flops, a ≤ rows; measured at α = 1 (a ≈ 506 of
+    ≈ 1306 rows, where the rule above takes 'hidden' at m = 10): 'features' 2.4–2.9× faster at m = 10,
+    25 and 100."""
+    if fused_pass is None:
+        fused_pass = fused.kernel() is not None
+    if fused_pass:
+        return "features" if active_features <= active_rows else "hidden"
     return "features" if active_features * (m + 30.0) < active_rows * m else "hidden"
 
 
