@@ -1,18 +1,22 @@
 """One fused pass over the active rows of a batch (the features route's elementwise work), in C.
 
-For each active row r (its entries k: feature column ``feats[k]``, index ``inv[k]`` among the batch's
-distinct active features, value ``vals[k]``) the kernel forms pre = Σ_k vals[k]·G_A[inv[k]] + b in a
-row buffer of n floats, then y = ReLU(pre), the residual y − x (x is nonzero only at the row's
-entries), its square summed into the loss, R = (y − x)·[pre > 0] summed into dL/db and scattered
-into D = x_Aᵀ R. The (rows × n) block of pre-activations is never stored: each row lives in the
-first-level cache while all of the above happens, where the torch version makes six or seven passes
-over the whole block in memory. Rows are visited grouped by their first feature, so that feature's
-rows of G_A and D stay in cache across the rows that share it.
+Given the rows G_A = W_A Wᵀ (a × n) of the batch's distinct active features and b, the kernel forms
+for every active row pre = x_r G_A + b, y = ReLU(pre), the residual y − x (x is nonzero only at the
+row's own entries), its square summed into the loss, and R = (y − x)·[pre > 0] summed into dL/db and
+into D = x_Aᵀ R. The (rows × n) block of pre-activations is never stored, where the torch code makes
+six or seven passes over it in memory:
+
+- rows with one active feature j (most rows) are taken a feature at a time and 16 columns at a time,
+  their terms summed over the rows in registers (the feature's own column fixed up after);
+- the other rows one at a time in a row buffer that stays in the first-level cache, grouped by their
+  first feature so that its rows of G_A and D stay in cache too;
+- rows with no active feature in closed form (pre = b there).
 
 The source is compiled once per process with the system C compiler (about half a second) into a
 temporary directory and loaded with ctypes; no torch headers are needed. Without a compiler, or if
-the build or a self-check fails, ``kernel()`` returns None (with one log line) and the trainer uses
-its torch code, which computes the same quantities (equal up to float rounding order).
+the build or a self-check against the torch code fails, ``kernel()`` returns None (with one log line)
+and the trainer uses its torch code, which computes the same quantities (equal up to float rounding
+order).
 """
 
 from __future__ import annotations

@@ -193,7 +193,7 @@ def train_cells(
         start,
     )
     path_steps = {m: {"features": 0, "hidden": 0} for m in groups}
-    ws = _Workspace(device)
+    ws = _Workspace(device, torch.float32)
     fused_pass = torch.device(device).type == "cpu" and fused.kernel() is not None
     t0 = time.monotonic()
     t_last = t0
@@ -358,15 +358,16 @@ class _Workspace:
     """Scratch tensors reused from step to step (named, grown on demand): a fresh tensor of more than
     ≈ 128 kB is a fresh memory mapping, whose page faults cost as much as the work done in it."""
 
-    def __init__(self, device="cpu"):
-        self.device = device
+    def __init__(self, device="cpu", dtype=torch.float32):
+        self.device, self.dtype = device, dtype
         self._flat: dict[str, torch.Tensor] = {}
 
     def get(self, name: str, *shape: int) -> torch.Tensor:
         size = math.prod(shape)
         flat = self._flat.get(name)
         if flat is None or flat.numel() < size:
-            flat = torch.empty(max(size, int(1.25 * size) if flat is not None else size), device=self.device)
+            size_new = max(size, int(1.25 * size) if flat is not None else size)
+            flat = torch.empty(size_new, device=self.device, dtype=self.dtype)
             self._flat[name] = flat
         return flat[:size].view(shape)
 
@@ -390,7 +391,9 @@ def loss_and_grads(
     three products ∝ a·n·m. On the CPU its elementwise part (pre, ReLU, residual, loss, dL/db and D)
     is one pass of the compiled kernel of ``fused`` where that builds, else the same in torch ops.
     """
-    loss, gWt, gb = _loss_and_grads_t(W.t().contiguous(), b, x, path, loss_scale, _Workspace(W.device))
+    loss, gWt, gb = _loss_and_grads_t(
+        W.t().contiguous(), b, x, path, loss_scale, _Workspace(W.device, W.dtype)
+    )
     return loss, gWt.t().contiguous(), gb
 
 
@@ -478,7 +481,12 @@ def _loss_and_grads_features(
     WA = torch.index_select(Wt.t(), 0, x.act, out=ws.get("WA", a, m))
     GA = torch.mm(WA, Wt, out=ws.get("GA", a, n))  # (a, n) rows of W Wᵀ
     D = ws.get("D", a, n)
-    if Wt.device.type == "cpu" and fused.kernel() is not None:
+    if (
+        Wt.device.type == "cpu"
+        and Wt.dtype == b.dtype == torch.float32
+        and b.is_contiguous()
+        and fused.kernel() is not None
+    ):
         # one pass over the rows, in cache: pre, ReLU, residual, loss, dL/db and D = x_Aᵀ R
         sq = fused.fused_rows(GA, b, x, D, gb)
     else:
@@ -512,7 +520,7 @@ def _step_group(
     ``ws``: scratch tensors reused across steps. Returns the C losses."""
     Wt = P["Wt"]
     C, m, n = Wt.shape
-    ws = ws or _Workspace(Wt.device)
+    ws = ws or _Workspace(Wt.device, Wt.dtype)
     G, Gb = ws.get("grad_W", C, m, n), ws.get("grad_b", C, n)
     losses = [
         _loss_and_grads_t(Wt[c], P["b"][c], x, path, S.loss_scale, ws, out=(G[c], Gb[c]))[0] for c in range(C)
