@@ -286,25 +286,36 @@ class _Batch:
     among them (``inv``) and, in feature order, the entries' rows, values and group offsets."""
 
     def __init__(self, rows, feats, vals, B: int, n: int, chunk_rows: int = 512):
-        urows, rid, counts = torch.unique_consecutive(rows, return_inverse=True, return_counts=True)
-        self.B, self.n, self.K, self.Ba = B, n, feats.numel(), urows.numel()
-        self.feats, self.vals, self.rid = feats, vals, rid
-        self.counts, self.chunk_rows = counts, chunk_rows
-        ends = torch.cumsum(counts, 0)
-        self.row_offsets = ends - counts  # (Ba,) first entry of each active row
+        # The bookkeeping runs in numpy on the CPU (for a few thousand entries its per-call cost is a
+        # fraction of torch's); the index tensors then go to the entries' device.
+        dev = feats.device
+        r, f = rows.cpu().numpy(), feats.cpu().numpy()
+        K = f.size
+        self.B, self.n, self.K = B, n, K
+        self.feats, self.vals, self.chunk_rows = feats, vals, chunk_rows
+        to = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(dev)  # noqa: E731
+        new_row = np.ones(K, dtype=bool)
+        new_row[1:] = r[1:] != r[:-1]
+        starts = np.flatnonzero(new_row)
+        self.Ba = starts.size
+        self.row_offsets = to(starts)  # (Ba,) first entry of each active row
+        self.counts = to(np.diff(np.append(starts, K)))  # (Ba,) its number of entries
+        rid = np.cumsum(new_row) - 1  # each entry's index among the active rows
+        self.rid = to(rid)
         # group the entries by feature with one stable sort (by feature, then row): the distinct
         # features act, each entry's index among them (inv), and in that order rows, values, offsets
-        order = torch.argsort(feats, stable=True)
-        sf = feats[order]
-        new = torch.ones_like(sf, dtype=torch.bool)
+        order = np.argsort(f, kind="stable")
+        sf = f[order]
+        new = np.ones(K, dtype=bool)
         new[1:] = sf[1:] != sf[:-1]
-        self.act = sf[new]
-        self._f_group = torch.cumsum(new, 0) - 1  # feature index of each entry in feature order
-        self.inv = torch.empty_like(feats)
-        self.inv[order] = self._f_group
-        self._f_order = order
-        self.f_rid, self.f_vals = rid[order], vals[order]
-        self.f_offsets = torch.nonzero(new).flatten()
+        self.act = to(sf[new])
+        group = np.cumsum(new) - 1  # feature index of each entry in feature order
+        inv = np.empty(K, dtype=np.int64)
+        inv[order] = group
+        self.inv = to(inv)
+        self.f_rid, self.f_vals = to(rid[order]), vals[to(order)]
+        self.f_offsets = to(np.flatnonzero(new))
+        self._np = (order, group, rid[order], starts)
 
     @property
     def chunks(self) -> list[tuple[int, int, int, int]]:
@@ -331,16 +342,18 @@ class _Batch:
         their first (most frequent) feature so that its rows of G_A and D stay in cache."""
         if not hasattr(self, "_row_kinds"):
             # in the entries' feature order (by feature, then row), so no further sort is needed
-            single = (self.counts == 1)[self.f_rid]  # the entry's row has one active feature
-            s_vals = self.f_vals[single]
-            s_cnt = torch.bincount(self._f_group[single], minlength=self.n_features)
-            s_off = torch.zeros(self.n_features + 1, dtype=torch.int64)
-            torch.cumsum(s_cnt, 0, out=s_off[1:])
+            order, group, f_rid, starts = self._np
+            counts = self.counts.cpu().numpy()
+            single = (counts == 1)[f_rid]  # the entry's row has one active feature
+            s_vals = self.f_vals[torch.from_numpy(single).to(self.f_vals.device)]
+            s_off = np.zeros(self.n_features + 1, dtype=np.int64)
+            np.cumsum(np.bincount(group[single], minlength=self.n_features), out=s_off[1:])
             # the other rows, each named by its first entry, ordered by that entry's feature
-            first = torch.zeros(self.K, dtype=torch.bool)
-            first[self.row_offsets] = True
-            m_rows = self.f_rid[first[self._f_order] & ~single]
-            self._row_kinds = (s_off, s_vals, m_rows)
+            first = np.zeros(self.K, dtype=bool)
+            first[starts] = True
+            m_rows = f_rid[first[order] & ~single]
+            dev = self.feats.device
+            self._row_kinds = (torch.from_numpy(s_off).to(dev), s_vals, torch.from_numpy(m_rows).to(dev))
         return self._row_kinds
 
     @property
