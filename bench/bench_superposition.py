@@ -2,12 +2,17 @@
 
 Runs both on identical settings (default: the paper's exp-10 shape, n = 1000, batch 2048, the six
 widths 10..100, ``--gammas`` cells per width) for a few steps each and prints ms per model-step, the
-speed-up, and the achieved GFLOP/s of our dense products against a measured square-matmul peak.
+speed-up, the share of our step time spent in the dense products (timed alone with the trainer's
+shapes and layouts), their GFLOP/s against a measured square-matmul peak, and the exp-10 grid time
+this implies. Our trainer's elementwise pass is a small C kernel compiled once per process
+(``depthwidth.superposition.fused``); its build time is printed on its own and counted in the grid
+estimate, but not in the per-step times. ``--fallback`` also times our trainer with its torch code
+in place of the kernel (what runs where no C compiler is found), interleaved with the rest.
 
-    .venv/bin/python bench/bench_superposition.py [--steps 20] [--threads 1] [--gammas 10]
+    .venv/bin/python bench/bench_superposition.py [--steps 20] [--threads 1] [--gammas 10] [--fallback]
 
-The two trainers are timed in the same process, interleaved, with the same thread count, so
-background load on a shared machine hits both alike.
+All trainers are timed in the same process, interleaved, with the same thread count, so background
+load on a shared machine hits them alike.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from depthwidth.superposition import fused
 from depthwidth.superposition.data import feature_probabilities
 from depthwidth.superposition.train import TrainSettings, choose_path, reference_train, train_cells
 
@@ -41,13 +47,21 @@ def dense_flops_per_step(n: int, m: int, active: float, path: str) -> float:
 
 
 def dense_seconds_per_step(n: int, m: int, active: float, path: str, reps: int = 10) -> float:
-    """Time of the dense products alone, with the shapes and layouts ``loss_and_grads`` uses."""
+    """Time of the dense products alone, with the shapes, layouts and calls ``loss_and_grads`` uses."""
     W = torch.randn(n, m)
     Wt = W.t().contiguous()
     if path == "features":
         a = max(int(active), 1)
         WA, D = torch.randn(a, m), torch.randn(a, n)
-        ops, blocks = [lambda: WA @ W.t(), lambda: D.t() @ WA, lambda: D @ W], 1.0
+        GA, gWt, DW = torch.empty(a, n), torch.empty(m, n), torch.empty(m, a)
+        ops, blocks = (
+            [
+                lambda: torch.mm(WA, Wt, out=GA),
+                lambda: torch.mm(WA.t(), D, out=gWt),
+                lambda: torch.mm(Wt, D.t(), out=DW),
+            ],
+            1.0,
+        )
     else:
         rows = min(int(active), 512)
         blocks = max(int(active) / rows, 1.0)
@@ -60,6 +74,19 @@ def dense_seconds_per_step(n: int, m: int, active: float, path: str, reps: int =
         for op in ops:
             op()
     return (time.perf_counter() - t) / reps * blocks
+
+
+def timed_cells(dist, gammas, widths, S, path, use_kernel=True) -> float:
+    """Seconds per model-step of ``train_cells`` (with the compiled kernel or its torch fallback)."""
+    saved = fused._kernel
+    if not use_kernel:
+        fused._kernel = None
+    try:
+        t = time.perf_counter()
+        train_cells(dist, gammas, widths, S, path=path, progress_every_s=1e9)
+        return (time.perf_counter() - t) / (S.steps * len(gammas))
+    finally:
+        fused._kernel = saved
 
 
 def main() -> None:
@@ -81,6 +108,11 @@ def main() -> None:
         default=0,
         help="also time ours after this many (untimed) steps, in a trained state as in most of a long run",
     )
+    ap.add_argument(
+        "--fallback",
+        action="store_true",
+        help="also time ours with the torch code in place of the compiled kernel",
+    )
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     S = TrainSettings(n=a.n, batch=a.batch, steps=a.steps, warmup_steps=max(a.steps // 10, 1))
@@ -91,6 +123,13 @@ def main() -> None:
         f"settings: n={a.n} batch={a.batch} widths={a.widths} cells/width={a.gammas} dist={a.dist} "
         f"threads={a.threads}; square-matmul peak {peak:.1f} GFLOP/s"
     )
+    t = time.perf_counter()
+    kernel = fused.kernel()
+    build_s = time.perf_counter() - t
+    if kernel is None:
+        print("fused C kernel: unavailable, ours runs its torch code (see the log line above)")
+    else:
+        print(f"fused C kernel: built in {build_s:.2f} s (once per process; not in the per-step times)")
     p = feature_probabilities(a.dist, a.n)
     q = 1 - p.clamp(max=1 - 1e-12)
     rows = a.batch * (1.0 - float(torch.prod(q)))  # expected samples with an active feature
@@ -110,27 +149,30 @@ def main() -> None:
         path=a.path,
         progress_every_s=1e9,
     )  # warm
-    all_ms = []
+    all_ms, one_ms, fb_ms = [], {}, {}
     for m in a.widths:
         reference_train(a.dist, 0.0, m, TrainSettings(n=a.n, batch=a.batch, steps=1, warmup_steps=1))  # warm
         t = time.perf_counter()
         reference_train(a.dist, gammas[0], m, Sr)
         ref_ms[m] = (time.perf_counter() - t) / a.ref_steps * 1e3
-        t = time.perf_counter()
-        train_cells(a.dist, gammas, [m] * len(gammas), S, path=a.path, progress_every_s=1e9)
-        ours_ms[m] = (time.perf_counter() - t) / (a.steps * len(gammas)) * 1e3
+        ours_ms[m] = timed_cells(a.dist, gammas, [m] * len(gammas), S, a.path) * 1e3
+        # one cell alone, as a pipeline job trains it (its input batch serves only that cell)
+        one_ms[m] = timed_cells(a.dist, gammas[:1], [m], S, a.path) * 1e3
+        if a.fallback:
+            fb_ms[m] = timed_cells(a.dist, gammas, [m] * len(gammas), S, a.path, use_kernel=False) * 1e3
         # every width in one job: one input batch per step serves all of them
-        t = time.perf_counter()
-        train_cells(a.dist, all_gammas, all_widths, S, path=a.path, progress_every_s=1e9)
-        all_ms.append((time.perf_counter() - t) / (a.steps * len(all_gammas)) * 1e3)
+        all_ms.append(timed_cells(a.dist, all_gammas, all_widths, S, a.path) * 1e3)
         path = choose_path(m, rows, feats) if a.path == "auto" else a.path
         active = feats if path == "features" else rows
         flops += dense_flops_per_step(a.n, m, active, path)
         dense_s += dense_seconds_per_step(a.n, m, active, path)
         line = (
             f"m={m:4d}: reference {ref_ms[m]:7.1f} ms/model-step, ours {ours_ms[m]:6.2f} ms/model-step "
-            f"({path} path), ratio {ref_ms[m] / ours_ms[m]:5.1f}x"
+            f"({path} path), ratio {ref_ms[m] / ours_ms[m]:5.1f}x; one cell alone {one_ms[m]:6.2f} ms "
+            f"({ref_ms[m] / one_ms[m]:5.1f}x)"
         )
+        if a.fallback:
+            line += f"; ours with the torch fallback {fb_ms[m]:6.2f} ms ({ref_ms[m] / fb_ms[m]:5.1f}x)"
         if a.pretrain_steps:
             St = TrainSettings(
                 n=a.n,
@@ -157,7 +199,8 @@ def main() -> None:
             line += f"; after {a.pretrain_steps} steps ours {trained_ms[m]:6.2f} ms, ratio {ref_ms[m] / trained_ms[m]:5.1f}x"
         print(line, flush=True)
     k = len(a.widths)
-    ref, ours, ours_all = sum(ref_ms.values()) / k, sum(ours_ms.values()) / k, sum(all_ms) / k
+    mean = lambda d: sum(d.values()) / k  # noqa: E731
+    ref, ours, ours_all, one = mean(ref_ms), mean(ours_ms), sum(all_ms) / k, mean(one_ms)
     print(
         f"all widths, one job per width: reference {ref:.1f} ms/model-step, ours {ours:.2f} ms/model-step, "
         f"speed-up {ref / ours:.1f}x"
@@ -166,8 +209,18 @@ def main() -> None:
         f"all widths in one job (one batch per step for all {len(all_widths)} cells; mean of {k} timings "
         f"interleaved with the reference): ours {ours_all:.2f} ms/model-step, speed-up {ref / ours_all:.1f}x"
     )
+    print(
+        f"one cell per job (as the pipeline runs it; the input draw is not shared): ours {one:.2f} "
+        f"ms/model-step, speed-up {ref / one:.1f}x"
+    )
+    if fb_ms:
+        fb = mean(fb_ms)
+        print(
+            f"ours with the torch fallback instead of the kernel, one job per width: {fb:.2f} ms/model-step, "
+            f"speed-up {ref / fb:.1f}x"
+        )
     if trained_ms:
-        tr_ms = sum(trained_ms.values()) / k
+        tr_ms = mean(trained_ms)
         print(
             f"all widths after {a.pretrain_steps} steps: ours {tr_ms:.2f} ms/model-step, speed-up {ref / tr_ms:.1f}x"
         )
@@ -176,13 +229,17 @@ def main() -> None:
         f"dense part of ours (one step of each width): {flops / 1e9:.2f} GFLOP in {dense_s * 1e3:.1f} ms = "
         f"{flops / 1e9 / dense_s:.1f} GFLOP/s vs square-matmul peak {peak:.1f} GFLOP/s; the dense products are "
         f"{100 * dense_ms / ours:.0f}% of our step time (one job per width), {100 * dense_ms / ours_all:.0f}% "
-        "(all widths in one job)"
+        f"(all widths in one job), {100 * dense_ms / one:.0f}% (one cell per job)"
     )
-    exp10_h = ref * 20000 * 540 / 1e3 / 3600
+    cells, steps, cores = 540, 20000, 2
+    hours = lambda ms: cells * steps * ms / 1e3 / 3600 / cores  # noqa: E731
+    builds = cells * build_s / cores / 3600 if kernel is not None else 0.0  # one build per job, at most
     print(
-        f"exp-10 grid (540 cells x 20,000 steps) on one core at these rates: reference {exp10_h:.1f} h, "
-        f"ours {exp10_h * ours / ref:.1f} h (one job per width), {exp10_h * ours_all / ref:.1f} h (one job per "
-        f"law); on 2 cores about half"
+        f"exp-10 grid ({cells} cells x {steps:,} steps, {cores} single-thread jobs at a time on {cores} cores) at "
+        f"these rates: reference {hours(ref):.1f} h; ours {hours(ours):.2f} h with {a.gammas} cells per job, "
+        f"{hours(ours_all):.2f} h with all widths in one job, {hours(one):.2f} h with one cell per job (the "
+        f"pipeline); kernel builds add at most {builds * 60:.1f} min ({cells} jobs x {build_s:.2f} s), i.e. "
+        f"{hours(one) + builds:.2f} h for the pipeline with them"
     )
     print(f"load: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min) on {os.cpu_count()} CPUs")
 

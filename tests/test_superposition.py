@@ -331,3 +331,57 @@ def test_exponents_table_per_law_min_width_and_summed_loss():
     ex = exponents_table(pd.DataFrame(rows), an).set_index("distribution")
     assert ex.loc["power-a1.2", "m_min"] == 32 and ex.loc["power-a1.2", "exponent"] == pytest.approx(1.0)
     assert ex.loc["exponential-k400", "m_min"] == 8 and ex.loc["exponential-k400", "exponent"] > 1.1
+
+
+def _with_torch_code(monkeypatch):
+    """Make the trainer use its torch code instead of the compiled kernel (as without a compiler)."""
+    from depthwidth.superposition import fused
+
+    monkeypatch.setattr(fused, "_kernel", None)
+    monkeypatch.setattr(fused, "_tried", True)
+
+
+def test_fused_kernel_matches_torch_code(monkeypatch):
+    """The compiled elementwise pass (features route) gives the torch code's loss and gradients up to
+    float rounding, for n not a multiple of its 16 columns, and passes a NaN on to the loss."""
+    from depthwidth.superposition import fused
+
+    if fused.kernel() is None:
+        pytest.skip("the kernel is not built here (no C compiler, or DEPTHWIDTH_FUSED=0)")
+    n, B, m = 157, 500, 7
+    p = feature_probabilities("power-a1.2", n)
+    x = _Batch(*SparseSampler(p, B, torch.Generator().manual_seed(5)).sample(), B, n)
+    W, b = init_params(n, m, 1)
+    b = b * 0.3
+    ours = loss_and_grads(W, b, x, "features")
+    with monkeypatch.context() as mp:
+        _with_torch_code(mp)
+        ref = loss_and_grads(W, b, x, "features")
+    assert ours[0] == pytest.approx(ref[0], rel=1e-6)
+    for g, r in zip(ours[1:], ref[1:]):
+        assert ((g - r).norm() / r.norm()).item() < 1e-6
+    W[3, 2] = float("nan")
+    assert math.isnan(loss_and_grads(W, b, x, "features")[0])
+
+
+def test_falls_back_to_torch_code_without_compiler(monkeypatch, caplog):
+    """Without a C compiler the kernel is not built, one warning says so, and training gives the
+    kernel's numbers up to float rounding."""
+    from depthwidth.superposition import fused
+
+    monkeypatch.delenv("DEPTHWIDTH_FUSED", raising=False)
+    monkeypatch.setattr(fused, "_kernel", None)
+    monkeypatch.setattr(fused, "_tried", False)
+    if fused.kernel() is None:
+        pytest.skip("the kernel cannot be built here (no C compiler)")
+    S = TrainSettings(n=90, batch=256, steps=30, warmup_steps=3, seed=3)
+    (with_kernel,) = train_cells("power-a1.5", [-1.0], [6], S)
+    monkeypatch.setattr(fused, "_kernel", None)
+    monkeypatch.setattr(fused, "_tried", False)
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    with caplog.at_level("WARNING", logger="depthwidth.superposition"):
+        (without,) = train_cells("power-a1.5", [-1.0], [6], S)
+    assert fused.kernel() is None
+    assert any("fused C kernel unavailable" in r.getMessage() for r in caplog.records)
+    assert np.allclose(without.losses, with_kernel.losses, rtol=1e-4)
+    assert np.allclose(without.W, with_kernel.W, rtol=1e-3, atol=1e-5)

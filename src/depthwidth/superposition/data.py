@@ -8,6 +8,7 @@ distribution exactly but only touches the active entries.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from depthwidth.superposition.grid import Distribution, parse_distribution
@@ -62,33 +63,34 @@ class SparseSampler:
         rows_l, feat_l = [], []
         if self.dense_idx.numel():
             mask = torch.rand(B, self.dense_idx.numel(), generator=g) < self.p_dense
-            r, c = torch.nonzero(mask, as_tuple=True)
-            rows_l.append(r)
-            feat_l.append(self.dense_idx[c])
+            r, c = np.nonzero(mask.numpy())  # row-major, as torch.nonzero
+            rows_l.append(torch.from_numpy(r.astype(np.int64)))
+            feat_l.append(self.dense_idx[torch.from_numpy(c)])
         if self.sparse_idx.numel():
             counts = torch.binomial(self.count_b, self.p_sparse, generator=g).to(torch.int64)
-            # feature of each active slot (repeat_interleave without its slow size probe)
-            ends = torch.cumsum(counts, 0)
-            total = int(ends[-1])
-            feats = self.sparse_idx[torch.searchsorted(ends, torch.arange(total), right=True)]
+            # feature of each active slot, each feature repeated by its count
+            feats = torch.from_numpy(np.repeat(self.sparse_idx.numpy(), counts.numpy()))
             rows = torch.randint(0, B, (feats.numel(),), generator=g)
             # Redraw rows that repeat within the same feature until every (feature, row) is distinct.
+            # (The bookkeeping runs in numpy on the same memory: for these few thousand entries its
+            # per-call cost is a fraction of torch's; the draws stay torch's, so the stream is the same.)
+            r_np, key = rows.numpy(), feats.numpy() * B
             while feats.numel():
-                key = feats * B + rows
+                k = key + r_np
                 # keep the first occurrence of each (feature, row) key, redraw the rest
-                order = torch.argsort(key, stable=True)
-                ks = key[order]
-                first = torch.ones_like(key, dtype=torch.bool)
+                order = np.argsort(k, kind="stable")
+                ks = k[order]
+                first = np.ones(k.size, dtype=bool)
                 first[order[1:]] = ks[1:] != ks[:-1]
-                if bool(first.all()):
+                if first.all():
                     break
                 redo = ~first
-                rows[redo] = torch.randint(0, B, (int(redo.sum()),), generator=g)
+                r_np[redo] = torch.randint(0, B, (int(redo.sum()),), generator=g).numpy()
             rows_l.append(rows)
             feat_l.append(feats)
         rows = torch.cat(rows_l)
         feats = torch.cat(feat_l)
-        order = torch.argsort(rows, stable=True)
+        order = torch.from_numpy(np.argsort(rows.numpy(), kind="stable"))
         rows, feats = rows[order], feats[order]
         values = torch.rand(rows.numel(), generator=g) * 2.0
         return rows, feats, values
