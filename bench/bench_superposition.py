@@ -52,12 +52,12 @@ def dense_seconds_per_step(n: int, m: int, active: float, path: str, reps: int =
     Wt = W.t().contiguous()
     if path == "features":
         a = max(int(active), 1)
-        WA, D = torch.randn(a, m), torch.randn(a, n)
+        WAt, D = torch.randn(m, a), torch.randn(a, n)
         GA, gWt, DW = torch.empty(a, n), torch.empty(m, n), torch.empty(m, a)
         ops, blocks = (
             [
-                lambda: torch.mm(WA, Wt, out=GA),
-                lambda: torch.mm(WA.t(), D, out=gWt),
+                lambda: torch.mm(WAt.t(), Wt, out=GA),
+                lambda: torch.mm(WAt, D, out=gWt),
                 lambda: torch.mm(Wt, D.t(), out=DW),
             ],
             1.0,
@@ -76,16 +76,24 @@ def dense_seconds_per_step(n: int, m: int, active: float, path: str, reps: int =
     return (time.perf_counter() - t) / reps * blocks
 
 
-def timed_cells(dist, gammas, widths, S, path, use_kernel=True) -> float:
-    """Seconds per model-step of ``train_cells`` (with the compiled kernel or its torch fallback)."""
+def timed_cells(dist, gammas, widths, S, path, use_kernel=True, gemm_share=None) -> float:
+    """Seconds per model-step of ``train_cells`` (with the compiled kernel or its torch fallback).
+    ``gemm_share``: a list that gets the share of the time spent inside the products (timed in place,
+    where the compiled kernel runs them)."""
     saved = fused._kernel
     if not use_kernel:
         fused._kernel = None
     try:
+        fused.time_gemms(gemm_share is not None)
+        g0 = fused.gemm_seconds()
         t = time.perf_counter()
         train_cells(dist, gammas, widths, S, path=path, progress_every_s=1e9)
-        return (time.perf_counter() - t) / (S.steps * len(gammas))
+        dt = time.perf_counter() - t
+        if gemm_share is not None:
+            gemm_share.append((fused.gemm_seconds() - g0) / dt)
+        return dt / (S.steps * len(gammas))
     finally:
+        fused.time_gemms(False)
         fused._kernel = saved
 
 
@@ -129,7 +137,10 @@ def main() -> None:
     if kernel is None:
         print("fused C kernel: unavailable, ours runs its torch code (see the log line above)")
     else:
-        print(f"fused C kernel: built in {build_s:.2f} s (once per process; not in the per-step times)")
+        print(
+            f"fused C kernel: built in {build_s:.2f} s (once per process; not in the per-step times); one call "
+            f"per width group with the products through torch's BLAS: {fused.group_ok()}"
+        )
     p = feature_probabilities(a.dist, a.n)
     q = 1 - p.clamp(max=1 - 1e-12)
     rows = a.batch * (1.0 - float(torch.prod(q)))  # expected samples with an active feature
@@ -149,7 +160,7 @@ def main() -> None:
         path=a.path,
         progress_every_s=1e9,
     )  # warm
-    all_ms, one_ms, fb_ms = [], {}, {}
+    all_ms, one_ms, fb_ms, in_place = [], {}, {}, []
     for m in a.widths:
         reference_train(a.dist, 0.0, m, TrainSettings(n=a.n, batch=a.batch, steps=1, warmup_steps=1))  # warm
         t = time.perf_counter()
@@ -161,7 +172,7 @@ def main() -> None:
         if a.fallback:
             fb_ms[m] = timed_cells(a.dist, gammas, [m] * len(gammas), S, a.path, use_kernel=False) * 1e3
         # every width in one job: one input batch per step serves all of them
-        all_ms.append(timed_cells(a.dist, all_gammas, all_widths, S, a.path) * 1e3)
+        all_ms.append(timed_cells(a.dist, all_gammas, all_widths, S, a.path, gemm_share=in_place) * 1e3)
         path = choose_path(m, rows, feats) if a.path == "auto" else a.path
         active = feats if path == "features" else rows
         flops += dense_flops_per_step(a.n, m, active, path)
@@ -231,6 +242,12 @@ def main() -> None:
         f"{100 * dense_ms / ours:.0f}% of our step time (one job per width), {100 * dense_ms / ours_all:.0f}% "
         f"(all widths in one job), {100 * dense_ms / one:.0f}% (one cell per job)"
     )
+    if fused.group_ok() and in_place:
+        print(
+            f"dense products timed in place (inside the compiled per-group call, all widths in one job): "
+            f"{100 * sum(in_place) / len(in_place):.0f}% of our step time (per timing: "
+            f"{', '.join(f'{100 * v:.0f}%' for v in in_place)})"
+        )
     cells, steps, cores = 540, 20000, 2
     hours = lambda ms: cells * steps * ms / 1e3 / 3600 / cores  # noqa: E731
     builds = cells * build_s / cores / 3600 if kernel is not None else 0.0  # one build per job, at most

@@ -375,13 +375,81 @@ def test_falls_back_to_torch_code_without_compiler(monkeypatch, caplog):
     if fused.kernel() is None:
         pytest.skip("the kernel cannot be built here (no C compiler)")
     S = TrainSettings(n=90, batch=256, steps=30, warmup_steps=3, seed=3)
-    (with_kernel,) = train_cells("power-a1.5", [-1.0], [6], S)
+    # both decay rules (gamma < 0 and >= 0) and two widths: the compiled update steps each
+    with_kernel = train_cells("power-a1.5", [-1.0, 0.5, -1.0], [6, 6, 9], S)
     monkeypatch.setattr(fused, "_kernel", None)
     monkeypatch.setattr(fused, "_tried", False)
     monkeypatch.setenv("CC", "/nonexistent/cc")
     with caplog.at_level("WARNING", logger="depthwidth.superposition"):
-        (without,) = train_cells("power-a1.5", [-1.0], [6], S)
+        without = train_cells("power-a1.5", [-1.0, 0.5, -1.0], [6, 6, 9], S)
     assert fused.kernel() is None
     assert any("fused C kernel unavailable" in r.getMessage() for r in caplog.records)
-    assert np.allclose(without.losses, with_kernel.losses, rtol=1e-4)
-    assert np.allclose(without.W, with_kernel.W, rtol=1e-3, atol=1e-5)
+    for a, k in zip(without, with_kernel):
+        assert np.allclose(a.losses, k.losses, rtol=1e-4)
+        assert np.allclose(a.W, k.W, rtol=1e-3, atol=1e-5)
+
+
+def test_compiled_update_matches_torch_update(monkeypatch):
+    """One optimiser step (gradient scale, both decay rules, Adam with bias corrections) by the compiled
+    update equals the torch code's step up to float rounding, for every cell of a group."""
+    from depthwidth.superposition import fused
+
+    if fused.kernel() is None:
+        pytest.skip("the kernel is not built here (no C compiler, or DEPTHWIDTH_FUSED=0)")
+    n, B, m, C = 157, 500, 7, 3
+    S = TrainSettings(n=n, batch=B, steps=10, warmup_steps=2)
+    x = _Batch(
+        *SparseSampler(feature_probabilities("power-a1.2", n), B, torch.Generator().manual_seed(4)).sample(),
+        B,
+        n,
+    )
+    g = torch.Generator().manual_seed(6)
+    P = {
+        "Wt": torch.randn(C, m, n, generator=g) * 0.3,
+        "b": torch.randn(C, n, generator=g) * 0.1,
+        "mW": torch.randn(C, m, n, generator=g) * 1e-3,
+        "vW": torch.rand(C, m, n, generator=g) * 1e-6,
+        "mb": torch.randn(C, n, generator=g) * 1e-3,
+        "vb": torch.rand(C, n, generator=g) * 1e-6,
+        "gamma": torch.tensor([-1.0, 0.0, 0.7]),
+    }
+    Q = {k: v.clone() for k, v in P.items()}
+    W0 = P["Wt"].clone()
+    assert fused.update_ok(P)
+    lp = tr._step_group(P, x, "features", 1e-2, 2e-2, 4, S)
+    with monkeypatch.context() as mp:
+        mp.setattr(fused, "update_ok", lambda P: False)
+        lq = tr._step_group(Q, x, "features", 1e-2, 2e-2, 4, S)
+    assert torch.allclose(lp, lq, rtol=1e-6)
+    # the step itself (not just the state it started from) agrees
+    assert float((P["Wt"] - W0).norm() / (Q["Wt"] - W0).norm()) == pytest.approx(1.0, abs=1e-5)
+    for k in ("Wt", "b", "mW", "vW", "mb", "vb"):
+        rel = float((P[k] - Q[k]).norm() / Q[k].norm())
+        assert rel < 1e-6, (k, rel)
+    assert float((P["Wt"] - Q["Wt"]).norm() / (Q["Wt"] - W0).norm()) < 1e-4
+
+
+def test_group_call_gives_the_per_cell_products_exactly():
+    """The per-group compiled call (products through torch's own BLAS) gives bit for bit the gradients
+    and squared errors of the per-cell route with torch.mm, at the benchmark's shape."""
+    from depthwidth.superposition import fused
+
+    if not fused.group_ok():
+        pytest.skip("the per-group call is not available here (no compiler, or torch exports no sgemm_)")
+    n, B, C = 1000, 2048, 3
+    x = _Batch(
+        *SparseSampler(feature_probabilities("power-a1.5", n), B, torch.Generator().manual_seed(0)).sample(),
+        B,
+        n,
+    )
+    g = torch.Generator().manual_seed(2)
+    for m in (10, 39):
+        Wt, b = torch.randn(C, m, n, generator=g) * 0.1, torch.randn(C, n, generator=g) * 0.1
+        G, Gb = torch.empty(C, m, n), torch.empty(C, n)
+        sq = fused.group_grads(Wt, b, x, G, Gb, tr._Workspace())
+        for c in range(C):
+            loss, gW, gb = tr._loss_and_grads_features(
+                Wt[c], b[c], x, 1.0, tr._Workspace(), (torch.empty(m, n), torch.empty(n)), scaled=False
+            )
+            assert torch.equal(G[c], gW) and torch.equal(Gb[c], gb)
+            assert float(sq[c]) / (B * n) == loss

@@ -121,9 +121,8 @@ def train_cells(
     """Train C = len(gammas) cells (γ_c, m_c) on one data stream and return one ``CellResult`` each.
 
     All cells see the same inputs (drawn from a generator seeded by (seed, dist, n, batch)), so a
-    cell's numbers do not depend on which other cells share its job. Widths are zero-padded to the
-    largest m: padded columns have zero gradient, zero Adam moments and stay exactly zero under both
-    decay rules, so padding does not change the mathematics.
+    cell's numbers do not depend on which other cells share its job: cells of one width are stored as
+    one stack and stepped together, but every product, reduction and update is the cell's own.
 
     ``path``: 'features' forms the rows of W Wᵀ of the batch's active features (cost ∝ a·n·m),
     'hidden' forms h = x W (cost ∝ rows·n·m); 'auto' picks the cheaper for each batch and width
@@ -382,15 +381,21 @@ class _Workspace:
     def __init__(self, device="cpu", dtype=torch.float32):
         self.device, self.dtype = device, dtype
         self._flat: dict[str, torch.Tensor] = {}
+        self._views: dict[tuple, torch.Tensor] = {}  # (name, *shape) -> view of the current buffer
 
     def get(self, name: str, *shape: int) -> torch.Tensor:
+        view = self._views.get((name, *shape))
+        if view is not None:
+            return view
         size = math.prod(shape)
         flat = self._flat.get(name)
         if flat is None or flat.numel() < size:
             size_new = max(size, int(1.25 * size) if flat is not None else size)
             flat = torch.empty(size_new, device=self.device, dtype=self.dtype)
             self._flat[name] = flat
-        return flat[:size].view(shape)
+            self._views = {k: v for k, v in self._views.items() if k[0] != name}
+        view = self._views[(name, *shape)] = flat[:size].view(shape)
+        return view
 
 
 def loss_and_grads(
@@ -495,12 +500,16 @@ def _loss_and_grads_features(
     loss_scale: float,
     ws: _Workspace,
     out: tuple[torch.Tensor, torch.Tensor] | None,
+    scaled: bool = True,
 ) -> tuple[float, torch.Tensor, torch.Tensor]:
+    """The features route on the trainer's layout. ``scaled=False`` leaves the gradients unscaled (the
+    caller multiplies them by ``_grad_scale``, as the compiled update does in its pass)."""
     B, n, m, a = x.B, x.n, Wt.shape[0], x.n_features
     gWt, gb = out if out is not None else (torch.empty_like(Wt), torch.empty_like(b))
-    # W_A (a, m) and Wᵀ (m, n): the products below are oriented as MKL runs them fastest at small m
-    WA = torch.index_select(Wt.t(), 0, x.act, out=ws.get("WA", a, m))
-    GA = torch.mm(WA, Wt, out=ws.get("GA", a, n))  # (a, n) rows of W Wᵀ
+    # W_Aᵀ (m, a), gathered along Wᵀ's rows, and Wᵀ (m, n): the products below are oriented as MKL runs
+    # them fastest at small m
+    WAt = torch.index_select(Wt, 1, x.act, out=ws.get("WAt", m, a))  # W_Aᵀ (m, a)
+    GA = torch.mm(WAt.t(), Wt, out=ws.get("GA", a, n))  # (a, n) rows of W Wᵀ
     D = ws.get("D", a, n)
     if (
         Wt.device.type == "cpu"
@@ -518,10 +527,17 @@ def _loss_and_grads_features(
         sq += sq_rows
         torch.add(gb_empty, R.sum(0), out=gb)
         D.copy_(emb(x.f_rid, R, x.f_offsets, mode="sum", per_sample_weights=x.f_vals))
-    torch.mm(WA.t(), D, out=gWt)  # (Rᵀ x W)ᵀ
+    torch.mm(WAt, D, out=gWt)  # (Rᵀ x W)ᵀ
     gWt.index_add_(1, x.act, torch.mm(Wt, D.t(), out=ws.get("DW", m, a)))  # (xᵀ R W)ᵀ
-    scale = 2.0 * loss_scale / (B * n)
+    if not scaled:
+        return sq / (B * n), gWt, gb
+    scale = _grad_scale(x, loss_scale)
     return sq / (B * n), gWt.mul_(scale), gb.mul_(scale)
+
+
+def _grad_scale(x: _Batch, loss_scale: float) -> float:
+    """The factor from R (the kernel's and the torch code's residual) to the gradient of loss_scale × loss."""
+    return 2.0 * loss_scale / (x.B * x.n)
 
 
 def _step_group(
@@ -536,13 +552,39 @@ def _step_group(
 ) -> torch.Tensor:
     """One training step of every cell of a width group, in place. P['Wt'] (C, m, n) holds the cells'
     Wᵀ (the layout the products use, so no transposed copies per step), P['b'] (C, n), and their Adam
-    moments. Gradients and decay go cell by cell (cache-sized blocks); Adam runs on the whole stacks,
-    one call per operation (elementwise, so each cell's numbers are those of a step of its own).
+    moments. Where the compiled kernel is built (``fused``), the features route's gradients of all C
+    cells are one call (gather, products through torch's own BLAS, the fused elementwise pass,
+    scatter) and the update (gradient scale, decay, Adam) another, one pass over each cell's arrays;
+    otherwise gradients and decay go cell by cell in torch and Adam runs on the whole stacks, one call
+    per operation. Either way each cell's numbers are those of a step of its own.
     ``ws``: scratch tensors reused across steps. Returns the C losses."""
     Wt = P["Wt"]
     C, m, n = Wt.shape
     ws = ws or _Workspace(Wt.device, Wt.dtype)
     G, Gb = ws.get("grad_W", C, m, n), ws.get("grad_b", C, n)
+    bc1, bc2 = 1 - S.beta1**t, 1 - S.beta2**t
+    if fused.update_ok(P):
+        # the compiled update: the gradient scale, decay and Adam in one pass over each cell's arrays
+        if path == "features" and fused.group_ok():
+            # every cell's gradients in one compiled call (products through torch's own BLAS)
+            losses = (fused.group_grads(Wt, P["b"], x, G, Gb, ws) / (x.B * x.n)).tolist()
+            gscale = _grad_scale(x, S.loss_scale)
+        elif path == "features":
+            losses = [
+                _loss_and_grads_features(Wt[c], P["b"][c], x, S.loss_scale, ws, (G[c], Gb[c]), scaled=False)[
+                    0
+                ]
+                for c in range(C)
+            ]
+            gscale = _grad_scale(x, S.loss_scale)
+        else:
+            losses = [
+                _loss_and_grads_t(Wt[c], P["b"][c], x, path, S.loss_scale, ws, out=(G[c], Gb[c]))[0]
+                for c in range(C)
+            ]
+            gscale = 1.0
+        fused.adam_group(P, G, Gb, gscale, lr_w, lr_b, S.beta1, S.beta2, bc1, bc2, S.eps, ws.get("norm", n))
+        return torch.tensor(losses)
     losses = [
         _loss_and_grads_t(Wt[c], P["b"][c], x, path, S.loss_scale, ws, out=(G[c], Gb[c]))[0] for c in range(C)
     ]
@@ -558,7 +600,6 @@ def _step_group(
             # ‖W_i‖ as √Σ w² over the column (linalg.vector_norm along dim 0 is 10× slower here)
             norms = torch.mul(Wc, Wc, out=tmp).sum(0, keepdim=True).sqrt_().add_(S.eps)
             Wc.add_(torch.mul(Wc, 1.0 - 1.0 / norms, out=tmp), alpha=lr_w * g)
-    bc1, bc2 = 1 - S.beta1**t, 1 - S.beta2**t
     for X, grad, m1, v1, lr, name in (
         (Wt, G, P["mW"], P["vW"], lr_w, "denom_W"),
         (P["b"], Gb, P["mb"], P["vb"], lr_b, "denom_b"),
