@@ -17,6 +17,8 @@ rule causal_tracing_trace:
         "benchmarks/causal_tracing/trace_{model}_{fact}.tsv"
     wildcard_constraints:
         fact="|".join(causal_tracing_pipeline.facts(config)) or "NO_FACT",
+    # on the critical path after the model fetch (a schedule preference; changes no result)
+    priority: 10
     conda:
         "../envs/depthwidth.yaml"
     threads: 2

@@ -20,6 +20,8 @@ rule hidden_states_extract:
         "logs/hidden_states/extract_{model}.log",
     benchmark:
         "benchmarks/hidden_states/extract_{model}.tsv"
+    # on the critical path after the model fetch (a schedule preference; changes no result)
+    priority: 10
     conda:
         "../envs/depthwidth.yaml"
     threads: 2

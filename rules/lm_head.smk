@@ -69,6 +69,8 @@ rule lm_head_loss:
         "logs/lm_head/loss_{corpus}_{model}.log",
     benchmark:
         "benchmarks/lm_head/loss_{corpus}_{model}.tsv"
+    # on the critical path after the model fetch (a schedule preference; changes no result)
+    priority: 10
     conda:
         "../envs/depthwidth.yaml"
     threads: 2

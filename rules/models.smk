@@ -19,6 +19,8 @@ rule model_fetch:
         "logs/models/{model}.log",
     benchmark:
         "benchmarks/models/model_fetch_{model}.tsv"
+    # first: the model jobs (extraction, LM-head loss, causal traces) wait for it and end the run
+    priority: 20
     conda:
         "../envs/depthwidth.yaml"
     resources:
