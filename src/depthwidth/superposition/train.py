@@ -199,6 +199,7 @@ def train_cells(
     path_steps = {m: {"features": 0, "hidden": 0} for m in groups}
     ws = _Workspace(device, torch.float32)
     fused_pass = torch.device(device).type == "cpu" and fused.kernel() is not None
+    compiled = {m: fused.update_ok(params[m]) for m in groups}  # the compiled update, per width group
     t0 = time.monotonic()
     t_last = t0
     for step in range(start, S.steps):
@@ -208,8 +209,8 @@ def train_cells(
             lr_w, lr_b = (lr * f for lr in cell_lrs(S, m))
             pm = path if path != "auto" else choose_path(m, batch.Ba, batch.n_features, fused_pass)
             path_steps[m][pm] += 1
-            loss = _step_group(params[m], batch, pm, lr_w, lr_b, step + 1, S, ws)
-            if not bool(torch.isfinite(loss).all()):
+            loss = _step_group(params[m], batch, pm, lr_w, lr_b, step + 1, S, ws, compiled[m])
+            if not all(map(math.isfinite, loss.tolist())):
                 c = idx[int(torch.nonzero(~torch.isfinite(loss))[0])]
                 raise TrainingDiverged(
                     f"training diverged (loss={float(loss[idx.index(c)])}) in cell gamma={gammas[c]:g}, "
@@ -549,6 +550,7 @@ def _step_group(
     t: int,
     S: TrainSettings,
     ws: _Workspace | None = None,
+    compiled: bool | None = None,
 ) -> torch.Tensor:
     """One training step of every cell of a width group, in place. P['Wt'] (C, m, n) holds the cells'
     Wᵀ (the layout the products use, so no transposed copies per step), P['b'] (C, n), and their Adam
@@ -557,13 +559,14 @@ def _step_group(
     scatter) and the update (gradient scale, decay, Adam) another, one pass over each cell's arrays;
     otherwise gradients and decay go cell by cell in torch and Adam runs on the whole stacks, one call
     per operation. Either way each cell's numbers are those of a step of its own.
-    ``ws``: scratch tensors reused across steps. Returns the C losses."""
+    ``ws``: scratch tensors reused across steps; ``compiled``: ``fused.update_ok(P)``, when the caller
+    has it. Returns the C losses."""
     Wt = P["Wt"]
     C, m, n = Wt.shape
     ws = ws or _Workspace(Wt.device, Wt.dtype)
     G, Gb = ws.get("grad_W", C, m, n), ws.get("grad_b", C, n)
     bc1, bc2 = 1 - S.beta1**t, 1 - S.beta2**t
-    if fused.update_ok(P):
+    if fused.update_ok(P) if compiled is None else compiled:
         # the compiled update: the gradient scale, decay and Adam in one pass over each cell's arrays
         if path == "features" and fused.group_ok():
             # every cell's gradients in one compiled call (products through torch's own BLAS)
