@@ -2,9 +2,10 @@
 
 Runs both on identical settings (default: the paper's exp-10 shape, n = 1000, batch 2048, the six
 widths 10..100, ``--gammas`` cells per width) for a few steps each and prints ms per model-step, the
-speed-up, the share of our step time spent in the dense products (timed alone with the trainer's
-shapes and layouts), their GFLOP/s against a measured square-matmul peak, and the exp-10 grid time
-this implies. Our trainer's elementwise pass is a small C kernel compiled once per process
+speed-up, the share of our step time spent in the dense products (timed in place, by a clock around
+each BLAS call inside the trainer's compiled per-group call, and timed alone with the trainer's shapes
+and layouts), their GFLOP/s against a measured square-matmul peak, and the exp-10 grid time this
+implies. Our trainer's elementwise pass is a small C kernel compiled once per process
 (``depthwidth.superposition.fused``); its build time is printed on its own and counted in the grid
 estimate, but not in the per-step times. ``--fallback`` also times our trainer with its torch code
 in place of the kernel (what runs where no C compiler is found), interleaved with the rest.
