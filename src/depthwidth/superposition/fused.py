@@ -64,23 +64,14 @@ static inline double singles16(const float *restrict g, const float *restrict bb
     const v8 g0 = *(const v8 *)g, g1 = *(const v8 *)(g + 8);
     const v8 b0 = *(const v8 *)bb, b1 = *(const v8 *)(bb + 8);
     v8 s00 = {0.0f}, s01 = {0.0f}, s10 = {0.0f}, s11 = {0.0f}, s20 = {0.0f}, s21 = {0.0f};
-    if (sq_closed) {
-        for (int64_t r = 0; r < cnt; r++) {
-            const float vr = v[r];
-            const v8 y0 = relu8(vr * g0 + b0), y1 = relu8(vr * g1 + b1);
-            s00 += y0;
-            s01 += y1;
-            s10 += vr * y0;
-            s11 += vr * y1;
-        }
-    } else {
-        for (int64_t r = 0; r < cnt; r++) {
-            const float vr = v[r];
-            const v8 y0 = relu8(vr * g0 + b0), y1 = relu8(vr * g1 + b1);
-            s00 += y0;
-            s01 += y1;
-            s10 += vr * y0;
-            s11 += vr * y1;
+    for (int64_t r = 0; r < cnt; r++) { /* -O3 unswitches the loop on sq_closed */
+        const float vr = v[r];
+        const v8 y0 = relu8(vr * g0 + b0), y1 = relu8(vr * g1 + b1);
+        s00 += y0;
+        s01 += y1;
+        s10 += vr * y0;
+        s11 += vr * y1;
+        if (!sq_closed) {
             s20 += y0 * y0;
             s21 += y1 * y1;
         }
@@ -284,6 +275,22 @@ double fused_step(int64_t n, int64_t a, int64_t n_empty, const int64_t *restrict
     return sq;
 }
 
+/* Adam's constants: beta1, 1 - beta1, beta2, 1 - beta2, sqrt(bias correction 2), eps */
+typedef struct {
+    float b1, a1, b2, a2, sb2, e;
+} adam_h;
+
+/* One Adam step of one parameter w with gradient gr and moments *M, *V; k = -lr / (bias correction 1) */
+static inline float adam1(float w, float gr, float *restrict M, float *restrict V,
+                          const adam_h *restrict h, float k)
+{
+    const float mm = *M * h->b1 + h->a1 * gr;
+    const float vv = *V * h->b2 + h->a2 * (gr * gr);
+    *M = mm;
+    *V = vv;
+    return w + k * (mm / (sqrtf(vv) / h->sb2 + h->e));
+}
+
 /* One optimiser step of the C cells of a width group, in place, each cell on its own (scalar factors,
    so a cell's numbers do not depend on its job-mates). Per cell c: the gradients are G[c] * gscale
    and Gb[c] * gscale; decay on W only, before Adam as the paper's AdamW does: gamma >= 0 scales W by
@@ -296,8 +303,9 @@ void adam_group(int64_t C, int64_t m, int64_t n, float *restrict Wt, const float
                 double lr_w, double lr_b, double beta1, double beta2, double bc1, double bc2,
                 double eps, float *restrict norm)
 {
-    const float s = (float)gscale, b1 = (float)beta1, a1 = (float)(1.0 - beta1);
-    const float b2 = (float)beta2, a2 = (float)(1.0 - beta2), sb2 = (float)sqrt(bc2), e = (float)eps;
+    const float s = (float)gscale;
+    const adam_h h = {(float)beta1, (float)(1.0 - beta1), (float)beta2, (float)(1.0 - beta2),
+                      (float)sqrt(bc2), (float)eps};
     const float kw = (float)(-lr_w / bc1), kb = (float)(-lr_b / bc1);
     for (int64_t c = 0; c < C; c++) {
         float *restrict W = Wt + c * m * n, *restrict M = mW + c * m * n, *restrict V = vW + c * m * n;
@@ -307,41 +315,20 @@ void adam_group(int64_t C, int64_t m, int64_t n, float *restrict Wt, const float
             for (int64_t i = 0; i < n; i++) norm[i] = 0.0f;
             for (int64_t k = 0; k < m; k++)
                 for (int64_t i = 0; i < n; i++) norm[i] += W[k * n + i] * W[k * n + i];
-            for (int64_t i = 0; i < n; i++) norm[i] = 1.0f - 1.0f / (sqrtf(norm[i]) + e);
+            for (int64_t i = 0; i < n; i++) norm[i] = 1.0f - 1.0f / (sqrtf(norm[i]) + h.e);
             const float f = (float)(lr_w * gam);
             for (int64_t k = 0; k < m; k++)
                 for (int64_t i = 0; i < n; i++) {
                     const int64_t j = k * n + i;
-                    const float w = W[j] + f * (W[j] * norm[i]);
-                    const float gr = g[j] * s;
-                    const float mm = M[j] * b1 + a1 * gr;
-                    const float vv = V[j] * b2 + a2 * (gr * gr);
-                    M[j] = mm;
-                    V[j] = vv;
-                    W[j] = w + kw * (mm / (sqrtf(vv) / sb2 + e));
+                    W[j] = adam1(W[j] + f * (W[j] * norm[i]), g[j] * s, M + j, V + j, &h, kw);
                 }
         } else {
             const float f = (float)(1.0 - gam * lr_w);
-            for (int64_t j = 0; j < m * n; j++) {
-                const float w = W[j] * f;
-                const float gr = g[j] * s;
-                const float mm = M[j] * b1 + a1 * gr;
-                const float vv = V[j] * b2 + a2 * (gr * gr);
-                M[j] = mm;
-                V[j] = vv;
-                W[j] = w + kw * (mm / (sqrtf(vv) / sb2 + e));
-            }
+            for (int64_t j = 0; j < m * n; j++) W[j] = adam1(W[j] * f, g[j] * s, M + j, V + j, &h, kw);
         }
         float *restrict bb = b + c * n, *restrict Mb = mb + c * n, *restrict Vb = vb + c * n;
         const float *restrict gbb = Gb + c * n;
-        for (int64_t i = 0; i < n; i++) {
-            const float gr = gbb[i] * s;
-            const float mm = Mb[i] * b1 + a1 * gr;
-            const float vv = Vb[i] * b2 + a2 * (gr * gr);
-            Mb[i] = mm;
-            Vb[i] = vv;
-            bb[i] = bb[i] + kb * (mm / (sqrtf(vv) / sb2 + e));
-        }
+        for (int64_t i = 0; i < n; i++) bb[i] = adam1(bb[i], gbb[i] * s, Mb + i, Vb + i, &h, kb);
     }
 }
 
