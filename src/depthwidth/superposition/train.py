@@ -566,31 +566,21 @@ def _step_group(
     ws = ws or _Workspace(Wt.device, Wt.dtype)
     G, Gb = ws.get("grad_W", C, m, n), ws.get("grad_b", C, n)
     bc1, bc2 = 1 - S.beta1**t, 1 - S.beta2**t
-    if fused.update_ok(P) if compiled is None else compiled:
+    compiled = fused.update_ok(P) if compiled is None else compiled
+    if compiled and path == "features" and fused.group_ok():
+        # every cell's gradients in one compiled call (products through torch's own BLAS), unscaled
+        losses = (fused.group_grads(Wt, P["b"], x, G, Gb, ws) / (x.B * x.n)).tolist()
+        gscale = _grad_scale(x, S.loss_scale)
+    else:
+        losses = [
+            _loss_and_grads_t(Wt[c], P["b"][c], x, path, S.loss_scale, ws, out=(G[c], Gb[c]))[0]
+            for c in range(C)
+        ]
+        gscale = 1.0
+    if compiled:
         # the compiled update: the gradient scale, decay and Adam in one pass over each cell's arrays
-        if path == "features" and fused.group_ok():
-            # every cell's gradients in one compiled call (products through torch's own BLAS)
-            losses = (fused.group_grads(Wt, P["b"], x, G, Gb, ws) / (x.B * x.n)).tolist()
-            gscale = _grad_scale(x, S.loss_scale)
-        elif path == "features":
-            losses = [
-                _loss_and_grads_features(Wt[c], P["b"][c], x, S.loss_scale, ws, (G[c], Gb[c]), scaled=False)[
-                    0
-                ]
-                for c in range(C)
-            ]
-            gscale = _grad_scale(x, S.loss_scale)
-        else:
-            losses = [
-                _loss_and_grads_t(Wt[c], P["b"][c], x, path, S.loss_scale, ws, out=(G[c], Gb[c]))[0]
-                for c in range(C)
-            ]
-            gscale = 1.0
         fused.adam_group(P, G, Gb, gscale, lr_w, lr_b, S.beta1, S.beta2, bc1, bc2, S.eps, ws.get("norm", n))
         return torch.tensor(losses)
-    losses = [
-        _loss_and_grads_t(Wt[c], P["b"][c], x, path, S.loss_scale, ws, out=(G[c], Gb[c]))[0] for c in range(C)
-    ]
     # decay on W only, before Adam as the paper's AdamW does, cell by cell with scalar factors (so a
     # cell's numbers do not depend on the other cells of its job): γ ≥ 0 scales W by 1 − γ·lr, γ < 0
     # adds lr·γ·W_i(1 − 1/‖W_i‖) (W_i: a row of W, a column of Wᵀ)
