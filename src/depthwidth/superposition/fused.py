@@ -419,6 +419,7 @@ _FLAGS = [
 _kernel = None
 _tried = False
 _group = False  # whether group_grads is usable (torch's BLAS found and checked)
+_sgemm = None  # the address of torch's sgemm_, looked up once with the build
 build_seconds = 0.0
 
 
@@ -472,7 +473,7 @@ def _build() -> ctypes.CDLL:
 def kernel():
     """The compiled kernel (built on first use), or None where it cannot be built; then the trainer
     falls back to torch (logged once). ``DEPTHWIDTH_FUSED=0`` turns it off."""
-    global _kernel, _tried, _group, build_seconds
+    global _kernel, _tried, _group, _sgemm, build_seconds
     if _tried:
         return _kernel
     _tried = True
@@ -489,11 +490,11 @@ def kernel():
         msg = getattr(e, "stderr", "") or str(e)
         log.warning("fused C kernel unavailable (%s); using the torch code", msg.strip()[:300])
         return None
-    addr = _torch_sgemm()
+    _sgemm = _torch_sgemm()
     try:
-        if addr is None:
+        if _sgemm is None:
             raise RuntimeError("torch's library exports no sgemm_")
-        dll.set_sgemm(addr, 0)
+        dll.set_sgemm(_sgemm, 0)
         _group_self_check()
         _group = True
     except Exception as e:  # noqa: BLE001 - then each cell's products go through torch.mm
@@ -511,7 +512,7 @@ def group_ok() -> bool:
 def time_gemms(on: bool) -> None:
     """Time the products inside ``group_grads`` (for the benchmark); read with ``gemm_seconds``."""
     if group_ok():
-        _kernel.set_sgemm(_torch_sgemm(), int(on))
+        _kernel.set_sgemm(_sgemm, int(on))
 
 
 def gemm_seconds() -> float:
@@ -569,15 +570,26 @@ def group_grads(Wt, b, x, G, Gb, ws) -> torch.Tensor:
     return sq
 
 
+def _check_batch():
+    """The small random batch both self-checks use: n = 70 (not a multiple of the kernel's 32 lanes),
+    batch 96, p_i ∝ i^-1.2."""
+    from depthwidth.superposition.data import SparseSampler, feature_probabilities
+    from depthwidth.superposition.train import _Batch
+
+    n, B = 70, 96
+    return _Batch(
+        *SparseSampler(feature_probabilities("power-a1.2", n), B, torch.Generator().manual_seed(0)).sample(),
+        B,
+        n,
+    )
+
+
 def _self_check() -> None:
     """Compare the kernel with the torch code on a small random batch; raise if they disagree."""
-    from depthwidth.superposition.data import SparseSampler, feature_probabilities
-    from depthwidth.superposition.train import _Batch, _empty_rows, _residual_into
+    from depthwidth.superposition.train import _empty_rows, _residual_into
 
-    n, B = 70, 96  # n not a multiple of the kernel's 32 lanes
-    p = feature_probabilities("power-a1.2", n)
-    x = _Batch(*SparseSampler(p, B, torch.Generator().manual_seed(0)).sample(), B, n)
-    a = x.n_features
+    x = _check_batch()
+    n, a = x.n, x.n_features
     g = torch.Generator().manual_seed(1)
     GA = torch.randn(a, n, generator=g)
     b = torch.randn(n, generator=g)
@@ -635,15 +647,10 @@ def adam_group(P: dict, G, Gb, gscale, lr_w, lr_b, beta1, beta2, bc1, bc2, eps, 
 
 def _group_self_check() -> None:
     """Compare ``group_grads`` with the per-cell route (torch.mm products) on a small random problem."""
-    from depthwidth.superposition.data import SparseSampler, feature_probabilities
-    from depthwidth.superposition.train import _Batch, _loss_and_grads_features, _Workspace
+    from depthwidth.superposition.train import _loss_and_grads_features, _Workspace
 
-    n, B, C, m = 70, 96, 3, 5
-    x = _Batch(
-        *SparseSampler(feature_probabilities("power-a1.2", n), B, torch.Generator().manual_seed(0)).sample(),
-        B,
-        n,
-    )
+    x = _check_batch()
+    n, B, C, m = x.n, x.B, 3, 5
     g = torch.Generator().manual_seed(2)
     Wt, b = torch.randn(C, m, n, generator=g), torch.randn(C, n, generator=g)
     G, Gb = torch.empty(C, m, n), torch.empty(C, n)
