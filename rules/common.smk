@@ -1,4 +1,5 @@
 # Shared helpers: config validation, target lists and input functions used by several stages.
+import os
 import re
 import sys
 from pathlib import Path
@@ -8,7 +9,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from depthwidth.config import deep_merge, validate_config  # noqa: E402
 from depthwidth.download import pipeline as download_pipeline  # noqa: E402
-from depthwidth.plan import check_plan  # noqa: E402
+from depthwidth.plan import check_plan, shared_cpu_env, usable_cpus  # noqa: E402
 from depthwidth.report import pipeline as report_pipeline  # noqa: E402
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
@@ -16,6 +17,11 @@ validate_config(config, Path(workflow.basedir) / "schemas")
 # Then count the jobs the grids imply (stop above max_jobs, naming the keys that multiply up) and check
 # that every folder made from a config name stays in the working directory, before the DAG is built.
 check_plan(config, ".")
+# More cores than CPUs (--cores 8 on a laptop): the local jobs' OpenMP threads sleep instead of spinning
+# while they wait, so jobs that share a CPU do not burn each other's time (changes no number).
+os.environ.update(
+    shared_cpu_env(workflow.cores, usable_cpus(), workflow.local_exec and not workflow.remote_exec, os.environ)
+)
 
 
 def reduced_stages():

@@ -231,3 +231,26 @@ def check_plan(config: dict, root: str | Path = ".") -> list[StageJobs]:
     counts = check_job_count(config)
     check_outputs_inside(config, root)
     return counts
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
+def shared_cpu_env(cores: int | None, cpus: int, local: bool, environ: dict[str, str]) -> dict[str, str]:
+    """Environment for the jobs when ``--cores`` exceeds the CPUs of this machine (``--cores 8`` on a 2-core
+    laptop, the documented command), so that jobs share CPUs.
+
+    Torch's OpenMP threads spin while they wait for each other by default; when the jobs outnumber the
+    CPUs, a spinning thread burns the time slice another job needed (``bench/bench_cpu_sharing.py``).
+    ``OMP_WAIT_POLICY=PASSIVE`` makes them sleep instead. Results are unchanged: the thread counts and the
+    arithmetic are the same. Nothing is set for cluster jobs (``local`` False), when the cores fit the CPUs,
+    or when the user set the variable.
+    """
+    if not local or cores is None or cores <= cpus or "OMP_WAIT_POLICY" in environ:
+        return {}
+    return {"OMP_WAIT_POLICY": "PASSIVE"}
