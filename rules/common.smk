@@ -20,7 +20,9 @@ check_plan(config, ".")
 # More cores than CPUs (--cores 8 on a laptop): the local jobs' OpenMP threads sleep instead of spinning
 # while they wait, so jobs that share a CPU do not burn each other's time (changes no number).
 os.environ.update(
-    shared_cpu_env(workflow.cores, usable_cpus(), workflow.local_exec and not workflow.remote_exec, os.environ)
+    shared_cpu_env(
+        workflow.cores, usable_cpus(), workflow.local_exec and not workflow.remote_exec, os.environ
+    )
 )
 
 

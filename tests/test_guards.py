@@ -241,3 +241,15 @@ def test_reversed_fit_ranks_are_an_error_not_a_nan_alpha():
     with pytest.raises(ConfigError) as e:
         validate_config(merge(merged_config(), {"lm_head": {"token_frequencies": {"fit_ranks": [1000, 10]}}}))
     assert "lm_head.token_frequencies.fit_ranks" in str(e.value) and "Fix:" in str(e.value)
+
+
+def test_jobs_sharing_cpus_sleep_while_waiting():
+    """--cores above the machine's CPUs (the documented --cores 8 on a laptop) sets OMP_WAIT_POLICY=PASSIVE
+    for the local jobs; cores that fit, cluster jobs and a user's own setting are left alone."""
+    from depthwidth.plan import shared_cpu_env
+
+    assert shared_cpu_env(8, 2, True, {}) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert shared_cpu_env(2, 2, True, {}) == {}
+    assert shared_cpu_env(8, 2, False, {}) == {}
+    assert shared_cpu_env(None, 2, True, {}) == {}
+    assert shared_cpu_env(8, 2, True, {"OMP_WAIT_POLICY": "ACTIVE"}) == {}

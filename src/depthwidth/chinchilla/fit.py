@@ -21,6 +21,8 @@ from depthwidth.chinchilla.law import (
     FitData,
     best_of_starts,
     decomposed_law,
+    law_values,
+    log_residual_jacobian,
     select_points,
 )
 from depthwidth.chinchilla.shape import shape_exponents
@@ -43,10 +45,17 @@ def _make_params(init: dict, loss_min: float) -> lmfit.Parameters:
     return p
 
 
+def _predict(p, d: FitData) -> np.ndarray:
+    v = law_values(p)
+    return decomposed_law(d.m, d.ell, d.D, *(v[k] for k in PARAMS))
+
+
 def _residual(p, d: FitData):
-    v = p.valuesdict()
-    pred = decomposed_law(d.m, d.ell, d.D, *(v[k] for k in PARAMS))
-    return np.log(d.loss) - np.log(pred)
+    return np.log(d.loss) - np.log(_predict(p, d))
+
+
+def _jacobian(p, d: FitData):
+    return log_residual_jacobian(p, d.m, d.ell, d.D, _predict(p, d), {"L0": 1.0})
 
 
 def _starts(n_starts: int, rng: np.random.Generator) -> list[dict]:
@@ -69,7 +78,7 @@ def fit_law(
     ``message``, ``params`` (with stderr from the covariance) and ``chisqr`` (sum of squared log residuals)."""
     rng = np.random.default_rng(seed)
     starts = (_make_params(init, float(d.loss.min())) for init in (inits or []) + _starts(n_starts, rng))
-    return best_of_starts(_residual, starts, (d,), max_nfev)
+    return best_of_starts(_residual, starts, (d,), max_nfev, jac=_jacobian)
 
 
 def values(res) -> dict:

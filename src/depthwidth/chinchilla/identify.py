@@ -27,7 +27,14 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.fit import held_out
-from depthwidth.chinchilla.law import ALPHA_BOUNDS, PARAMS, best_of_starts, decomposed_law
+from depthwidth.chinchilla.law import (
+    ALPHA_BOUNDS,
+    PARAMS,
+    best_of_starts,
+    decomposed_law,
+    law_values,
+    log_residual_jacobian,
+)
 from depthwidth.integrity import read_table, write_json, write_table
 
 log = logging.getLogger("depthwidth.chinchilla.identify")
@@ -125,10 +132,17 @@ def _predict(v: dict, d: Data, group_offsets: bool) -> np.ndarray:
 
 
 def _residual(p, d: Data, group_offsets: bool):
-    pred = _predict(p.valuesdict(), d, group_offsets)
+    pred = _predict(law_values(p), d, group_offsets)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.log(d.loss) - np.log(pred)
     return np.where(np.isfinite(r), r, 1e3)
+
+
+def _jacobian(p, d: Data, group_offsets: bool):
+    """The analytic Jacobian of ``_residual`` (rows it sets to a constant are zero)."""
+    pred = _predict(law_values(p), d, group_offsets)
+    rows = {lm: (d.g == i) if group_offsets else 1.0 for i, (_, lm) in enumerate(_offsets(d, group_offsets))}
+    return log_residual_jacobian(p, d.m, d.ell, d.D, pred, rows)
 
 
 def _random_starts(d: Data, n: int, rng: np.random.Generator) -> list[dict]:
@@ -165,7 +179,7 @@ def fit_result(
         _make_params(d, {**init, **fixed}, fixed, group_offsets)
         for init in list(inits or []) + _random_starts(d, n_starts, rng)
     )
-    return best_of_starts(_residual, starts, (d, group_offsets), max_nfev), d
+    return best_of_starts(_residual, starts, (d, group_offsets), max_nfev, jac=_jacobian), d
 
 
 def values(res, d: Data, group_offsets: bool = False) -> dict:

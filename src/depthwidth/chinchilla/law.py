@@ -82,11 +82,49 @@ def select_points(
     )
 
 
-def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000):
+def law_values(params) -> dict[str, float]:
+    """Every parameter's value from lmfit ``Parameters`` whose coefficients are fitted as ``log_c_*``:
+    c = exp(log c) computed here, not by lmfit's expression evaluator, which ``valuesdict`` runs again on
+    every access (the same number: both are numpy's exp)."""
+    v = {k: p.value for k, p in params.items() if p.expr is None}
+    for c in ("c_m", "c_l", "c_D"):
+        v[c] = np.exp(v[f"log_{c}"])
+    return v
+
+
+def log_residual_jacobian(params, m, ell, D, pred, offset_rows: dict[str, np.ndarray]) -> np.ndarray:
+    """Jacobian of the log residual log L − log L̂ of :func:`decomposed_law` with respect to lmfit's varying
+    parameters, in their order: (n, n_varying).
+
+    ``params``: the lmfit ``Parameters`` at the current point, with coefficients as ``log_c_m``,
+    ``log_c_l``, ``log_c_D`` (c = exp(log c)), exponents ``alpha_*`` and offsets; ``pred``: L̂ at that point
+    (rows where it is not positive and finite, which a residual replaces by a constant, get zero rows);
+    ``offset_rows``: each offset's lmfit name -> the rows it applies to (bool, or 1.0 for every row).
+    With c·x^(−α) the term of one factor: ∂L̂/∂log c = c·x^(−α), ∂L̂/∂α = −c·x^(−α)·log x, ∂L̂/∂L0 = 1 on
+    its rows, and ∂(log L − log L̂)/∂θ = −(∂L̂/∂θ)/L̂. Replaces lmfit's two-point differences (one extra
+    evaluation per parameter and iteration)."""
+    v = law_values(params)
+    columns = {}
+    for c, a, x in (("c_m", "alpha_m", m), ("c_l", "alpha_l", ell), ("c_D", "alpha_D", D)):
+        term = v[c] * x ** (-v[a])
+        columns[f"log_{c}"] = term
+        columns[a] = -term * np.log(x)
+    for name, rows in offset_rows.items():
+        columns[name] = np.broadcast_to(np.asarray(rows, float), pred.shape)
+    names = [k for k, p in params.items() if p.vary]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(np.isfinite(pred) & (pred > 0), -1.0 / pred, 0.0)
+    return np.stack([columns[k] * scale for k in names], axis=1)
+
+
+def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000, jac=None):
     """The lowest-χ² lmfit least-squares fit of ``residual`` over the ``param_sets`` (an iterable of
-    ``lmfit.Parameters``); a start that fails or ends non-finite is skipped. RuntimeError if every one does."""
+    ``lmfit.Parameters``); a start that fails or ends non-finite is skipped. RuntimeError if every one does.
+    ``jac``: the analytic Jacobian, called as ``jac(params, *args)`` (columns in the order of the varying
+    parameters, see :func:`log_residual_jacobian`); None: lmfit's two-point differences."""
     import lmfit
 
+    extra = {"jac": jac} if jac is not None else {}
     best = None
     for params in param_sets:
         try:
@@ -99,6 +137,7 @@ def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000):
                 ftol=1e-12,
                 xtol=1e-12,
                 gtol=1e-12,
+                **extra,
             )
         except (ValueError, FloatingPointError):
             continue

@@ -105,6 +105,14 @@ def learning_rate(
     return base * (total - step) / tail * (1 - final_fraction) + base * final_fraction
 
 
+def adam_kernel() -> dict:
+    """torch.optim.Adam's fused kernel where this torch has it on the CPU (2.4 and later): one pass per
+    parameter instead of the multi-tensor path's dozen (7.5 % of a default step); the same update up to
+    float rounding. Older torch: the multi-tensor (foreach) path."""
+    major, minor = (int(x) for x in torch.__version__.split(".")[:2])
+    return {"fused": True} if (major, minor) >= (2, 4) else {"foreach": True}
+
+
 def base_lr(settings: TrainSettings, depth: int) -> float:
     if settings.lr_depth_factor is None:
         return settings.lr
@@ -246,7 +254,7 @@ def train_students(
             seed=settings.seed * 1000 + gi,
         ).to(dev)
         groups.append(g)
-        opts.append(torch.optim.Adam(g.parameters(), lr=base_lr(settings, depth), foreach=True))
+        opts.append(torch.optim.Adam(g.parameters(), lr=base_lr(settings, depth), **adam_kernel()))
     data_gen = torch.Generator(device="cpu").manual_seed(settings.seed * 7919 + 17)
     train_loss = np.zeros((len(groups), S, steps), dtype=np.float32)
     test_curve: list[list[tuple[int, float]]] = [[[] for _ in range(S)] for _ in groups]
