@@ -4,6 +4,8 @@ import re
 import sys
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
+
 # The package holds the science; import it from the checkout when it is not installed.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
@@ -19,10 +21,12 @@ validate_config(config, Path(workflow.basedir) / "schemas")
 check_plan(config, ".")
 # More cores than CPUs (--cores 8 on a laptop): the local jobs' OpenMP threads sleep instead of spinning
 # while they wait, so jobs that share a CPU do not burn each other's time (changes no number).
+try:
+    _cores = workflow.cores  # a WorkflowError where no --cores is given (--unlock, cluster executors)
+except WorkflowError:
+    _cores = None
 os.environ.update(
-    shared_cpu_env(
-        workflow.cores, usable_cpus(), workflow.local_exec and not workflow.remote_exec, os.environ
-    )
+    shared_cpu_env(_cores, usable_cpus(), workflow.local_exec and not workflow.remote_exec, os.environ)
 )
 
 

@@ -103,9 +103,10 @@ def test_readme_recipe_after_kill_between_output_and_record(tmp_path):
 
 def test_workflow_profile_sets_only_rerun_incomplete():
     """profiles/default is read for every run, beside --profile profiles/slurm: it must not change
-    anything else (executor, cores, resources), and the SLURM profile agrees with it."""
+    anything else (executor, cores, resources), and the SLURM profile agrees with it. Besides
+    rerun-incomplete it only slows the scheduler's idle timer, with a job-start limit that never binds."""
     default = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())
-    assert default == {"rerun-incomplete": True}
+    assert default == {"rerun-incomplete": True, "max-jobs-per-timespan": "1000/10s"}
     for name in ("slurm",):
         prof = yaml.safe_load((REPO / "profiles" / name / "config.yaml").read_text())
         assert prof.get("rerun-incomplete", True) is True
