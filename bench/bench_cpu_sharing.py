@@ -20,6 +20,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from depthwidth.plan import usable_cpus  # noqa: E402
 
 WORKER = r"""
 import resource, time, torch
@@ -78,7 +83,7 @@ def main() -> None:
         print(json.dumps(r))
     shared, passive = rows[1], rows[2]
     print(
-        f"{args.jobs} jobs x {args.threads} threads on {os.cpu_count()} CPUs: "
+        f"{args.jobs} jobs x {args.threads} threads on {usable_cpus()} CPUs: "
         f"{shared['iterations']} iterations with the default wait policy, {passive['iterations']} with PASSIVE "
         f"({passive['iterations'] / max(shared['iterations'], 1):.2f}x); one job alone: {rows[0]['iterations']}"
     )

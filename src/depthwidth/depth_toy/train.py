@@ -109,8 +109,7 @@ def adam_kernel() -> dict:
     """torch.optim.Adam's fused kernel where this torch has it on the CPU (2.4 and later): one pass per
     parameter instead of the multi-tensor path's dozen (7.5 % of a default step); the same update up to
     float rounding. Older torch: the multi-tensor (foreach) path."""
-    major, minor = (int(x) for x in torch.__version__.split(".")[:2])
-    return {"fused": True} if (major, minor) >= (2, 4) else {"foreach": True}
+    return {"fused": True} if torch.__version__ >= (2, 4) else {"foreach": True}
 
 
 def base_lr(settings: TrainSettings, depth: int) -> float:
