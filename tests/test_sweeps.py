@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conftest import SHARED_DATA, run_snakemake
-from depthwidth.chinchilla import identify, sweeps
+from depthwidth.chinchilla import identify, law, lawfit, sweeps
 
 OPENLM = SHARED_DATA / "openlm_scaling"
 needs_openlm = pytest.mark.skipif(
@@ -56,13 +56,19 @@ def good_sweep() -> pd.DataFrame:
     return synthetic().rename(columns={v: k for k, v in MAPPING.items()}).assign(group="g")
 
 
+def fit_sweep(df: pd.DataFrame, fixed: dict | None = None, group_offsets: bool = False, **kw):
+    """A sweep table fitted by the core as the sweeps fit it: (result, data in fit units, the LawFit)."""
+    d, how = identify.to_data(df), identify.sweep_fit(group_offsets, fixed)
+    return lawfit.fit(d, how, **kw), d, how
+
+
 def test_user_csv_recovers_known_exponents(tmp_path):
     path = tmp_path / "my_runs.csv"
     synthetic().to_csv(path, index=False)
     df = sweeps.load_sweep({"name": "mine", "path": str(path), "columns": MAPPING})
     assert list(df.columns[:5]) == ["width", "depth", "tokens", "loss", "group"] and "note" in df.columns
-    res, d = identify.fit_result(df, n_starts=4)
-    v, se = identify.values(res, d), identify.stderrs(res, d)
+    res, d, how = fit_sweep(df, n_starts=4)
+    v, se = how.values(res, d), how.stderrs(res, d)
     for a, truth in TRUE.items():
         assert abs(v[a] - truth) < 3 * se[a], (a, v[a], se[a])
     assert identify.tokens_vs_size(df)["tied"] is False
@@ -73,10 +79,10 @@ def test_user_csv_recovers_known_exponents(tmp_path):
 
 def test_profile_interval_covers_truth_and_flags_flat_direction():
     df = good_sweep()
-    res, d = identify.fit_result(df, n_starts=4)
-    best, se = identify.values(res, d), identify.stderrs(res, d)
+    res, d, how = fit_sweep(df, n_starts=4)
+    best, se = how.values(res, d), how.stderrs(res, d)
     grid = identify.refine_grid([0.6, 2.0], best["alpha_l"], se["alpha_l"], n_fine=9)
-    prof = identify.profile(df, "alpha_l", grid, best=best, n_starts=0)
+    prof = identify.profile(d, how, "alpha_l", grid, best=best, n_starts=0)
     iv = identify.profile_interval(prof, min(res.chisqr, prof["ssr"].min()), len(d), res.nvarys, 3.84)
     assert iv["lo"] < TRUE["alpha_l"] < iv["hi"]
     # a flat profile (every SSR equal) has no closed end
@@ -95,13 +101,13 @@ def test_correlations_and_group_offsets():
     df = good_sweep()
     df["group"] = np.where(np.arange(len(df)) % 2 == 0, "a", "b")
     df.loc[df["group"] == "b", "loss"] += 0.2  # group b sits 0.2 nats higher
-    res, d = identify.fit_result(df, group_offsets=True, n_starts=3)
-    v = identify.values(res, d, group_offsets=True)
+    res, d, how = fit_sweep(df, group_offsets=True, n_starts=3)
+    v = how.values(res, d)
     assert v["L0[b]"] - v["L0[a]"] == pytest.approx(0.2, abs=0.02)
     corr = identify.correlation_from_covariance(res)
     assert set(corr) == {"alpha_m,alpha_l", "alpha_m,alpha_D", "alpha_l,alpha_D"}
     assert all(c is not None and -1 <= c <= 1 for c in corr.values())
-    boot = identify.bootstrap(df, v, 4, group_offsets=True)
+    boot = lawfit.bootstrap(d, how, v, 4, n_starts=1)
     assert len(boot) >= 3 and set(identify.EXPONENTS) <= set(boot.columns)
 
 
@@ -266,8 +272,8 @@ def test_openlm_fetched_through_the_mirror(tmp_path):
 
 def test_fixed_parameters_have_no_stderr():
     df = good_sweep()
-    res, d = identify.fit_result(df, {"alpha_l": 1.2, "c_D": 0.6}, n_starts=1)
-    se = identify.stderrs(res, d)
+    res, d, how = fit_sweep(df, {"alpha_l": 1.2, "c_D": 0.6}, n_starts=1)
+    se = how.stderrs(res, d)
     assert se["alpha_l"] is None and se["c_D"] is None and se["alpha_m"] > 0 and se["c_m"] > 0
 
 
@@ -285,12 +291,12 @@ def test_identify_summary_small():
 def test_profile_keeps_other_fixed_parameters():
     df = good_sweep()
     prof = identify.profile(
-        df,
+        identify.to_data(df),
+        identify.sweep_fit(fixed={"alpha_D": 0.5}),
         "alpha_l",
         [1.0, 1.2],
-        fixed={"alpha_D": 0.5},
         n_starts=0,
-        best={**{k: 1.0 for k in identify.PARAMS}, "alpha_D": 0.5, "L0": 1.0},
+        best={**{k: 1.0 for k in law.PARAMS}, "alpha_D": 0.5, "L0": 1.0},
     )
     assert (prof["alpha_D"] == 0.5).all() and prof["value"].tolist() == [1.0, 1.2]
 
@@ -355,8 +361,8 @@ def test_bad_user_sweep_fails_before_fitting(tmp_path):
     assert not (tmp_path / "logs/chinchilla/sweeps/mine/identify.log").exists()  # never got to the fit
 
 
-def test_section_verdict_on_alpha_l():
-    from depthwidth.chinchilla.section import verdict
+def test_sweep_verdict_on_alpha_l():
+    from depthwidth.chinchilla.identify import verdict
 
     def summary(lo, hi, at_bound=()):
         iv = {
@@ -403,8 +409,8 @@ def test_section_compares_sweeps(tmp_path):
 def test_depth_partial_recovers_depth_term():
     """On a noiseless synthetic sweep, L − fitted width and data terms − L0 is the true 0.5·(ℓ/8)^−1.2."""
     df = synthetic(noise=0.0).rename(columns={v: k for k, v in MAPPING.items()})
-    res, d = identify.fit_result(df, n_starts=2)
-    dp = identify.depth_partial(d, identify.values(res, d))
+    res, d, how = fit_sweep(df, n_starts=2)
+    dp = identify.depth_partial(d, how, how.values(res, d))
     depth, part = np.asarray(dp["depth"]), np.asarray(dp["partial"])
     assert np.allclose(depth, df["depth"]) and dp["depth_unit"] == pytest.approx(8.0)
     truth = 0.5 * (depth / 8) ** -TRUE["alpha_l"]
@@ -413,7 +419,7 @@ def test_depth_partial_recovers_depth_term():
 
 
 def test_heldout_noiseless_sweep_is_zero_and_noisy_matches_noise():
-    """The sweep's held-out check is the main fit's (fit.held_out through identify.sweep_refit)."""
+    """The sweep's held-out check is the main fit's (``lawfit.held_out``, with the sweep's ``LawFit``)."""
     df = synthetic(noise=0.0).rename(columns={v: k for k, v in MAPPING.items()})
     out = identify.identify(df, n_starts=2, n_bootstrap=0, profile_grids={}, heldout_splits=3)
     h = out["heldout"]
@@ -425,7 +431,8 @@ def test_heldout_noiseless_sweep_is_zero_and_noisy_matches_noise():
 
 
 def test_sweep_shape_and_headline_rows():
-    from depthwidth.chinchilla.section import sweep_headline_rows, sweep_shape
+    from depthwidth.chinchilla.identify import sweep_shape
+    from depthwidth.chinchilla.section import sweep_headline_rows
 
     def summary(name, lo, hi, identified):
         iv = {

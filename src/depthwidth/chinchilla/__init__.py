@@ -1,7 +1,9 @@
 """Chinchilla stage: reconstruct the points of Chinchilla Fig. 4 and fit the decomposed law.
 
-``points`` (rule chinchilla_points), ``law`` (the law and the point selection), ``fit`` (rule
-chinchilla_fit: lmfit to convergence, standard errors, bootstrap, held-out check, variants), ``adam`` (the
-paper's Adam fit), ``scan`` (rule chinchilla_drop_scan), ``shape`` (what the law implies for
-width and depth), ``section`` (rule chinchilla_section), ``pipeline`` (config → rule params).
+``points`` (rule chinchilla_points), ``law`` (the law, the data class and the point selection),
+``lawfit`` (the one fitting core every fit below uses), ``fit`` (rule chinchilla_fit: lmfit to
+convergence, standard errors, bootstrap, held-out check, variants), ``adam`` (the paper's Adam fit),
+``scan`` (rule chinchilla_drop_scan), ``sweeps`` (rule chinchilla_sweep_points), ``identify`` (rule
+chinchilla_sweep_identify and the decisions on a sweep), ``shape`` (what the law implies for width and
+depth), ``section`` (rule chinchilla_section), ``pipeline`` (config → rule params).
 """

@@ -1,8 +1,8 @@
 """The converged fit of the decomposed law (``depthwidth.chinchilla.law``) and its uncertainties.
 
-The fit minimises the squared log residual log L − log L̂ with lmfit (trust-region least squares), from
-several starts, to convergence. Errors: lmfit's covariance, the paper's linear-residual covariance
-(``paper_stderrs``), a bootstrap and a held-out check.
+The fit minimises the squared log residual log L − log L̂ with the stage's fitting core (``lawfit``:
+lmfit, trust-region least squares), from several starts, to convergence. Errors: lmfit's covariance, the
+paper's linear-residual covariance (``paper_stderrs``), the core's bootstrap and held-out check.
 """
 
 from __future__ import annotations
@@ -13,132 +13,24 @@ import lmfit
 import numpy as np
 import pandas as pd
 
+from depthwidth.chinchilla import lawfit
 from depthwidth.chinchilla.adam import fit_adam
-from depthwidth.chinchilla.law import (
-    ALPHA_BOUNDS,
-    PAPER_INIT,
-    PARAMS,
-    FitData,
-    best_of_starts,
-    decomposed_law,
-    law_values,
-    log_residual_jacobian,
-    select_points,
-)
+from depthwidth.chinchilla.law import PARAMS, FitData, select_points
 from depthwidth.chinchilla.shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
-from depthwidth.logs import Progress
 
 log = logging.getLogger("depthwidth.chinchilla")
 
-
-def _make_params(init: dict, loss_min: float) -> lmfit.Parameters:
-    # Coefficients are fitted as logs (they span orders of magnitude); lmfit carries their
-    # uncertainty through to c = exp(log c).
-    p = lmfit.Parameters()
-    for name in ("c_m", "c_l", "c_D"):
-        p.add(f"log_{name}", value=np.log(init[name]), min=-20, max=30)
-        p.add(name, expr=f"exp(log_{name})")
-    for name in ("alpha_m", "alpha_l", "alpha_D"):
-        p.add(name, value=init[name], min=ALPHA_BOUNDS[0], max=ALPHA_BOUNDS[1])
-    p.add("L0", value=min(init["L0"], 0.99 * loss_min), min=0.0, max=loss_min)
-    return p
-
-
-def _predict(p, d: FitData) -> np.ndarray:
-    v = law_values(p)
-    return decomposed_law(d.m, d.ell, d.D, *(v[k] for k in PARAMS))
-
-
-def _residual(p, d: FitData):
-    return np.log(d.loss) - np.log(_predict(p, d))
-
-
-def _jacobian(p, d: FitData):
-    return log_residual_jacobian(p, d.m, d.ell, d.D, _predict(p, d), {"L0": 1.0})
-
-
-def _starts(n_starts: int, rng: np.random.Generator) -> list[dict]:
-    starts = [dict(PAPER_INIT)]
-    for _ in range(max(n_starts - 1, 0)):
-        s = dict(PAPER_INIT)
-        for k in ("alpha_m", "alpha_l", "alpha_D"):
-            s[k] = float(np.exp(rng.uniform(np.log(0.1), np.log(3.0))))
-        for k in ("c_m", "c_l", "c_D"):
-            s[k] = float(np.exp(rng.uniform(np.log(1.0), np.log(1e4))))
-        s["L0"] = float(rng.uniform(0.5, 2.0))
-        starts.append(s)
-    return starts
+# How the main fit, its variants and the dropped-points scan fit the law: the fitting core's decomposed
+# law with one offset, from Liu et al.'s starting point and random starts in the paper's units.
+MAIN = lawfit.LawFit(starts=lawfit.paper_starts)
 
 
 def fit_law(
-    d: FitData, n_starts: int = 8, seed: int = 0, inits: list[dict] | None = None, max_nfev: int = 20000
+    d: FitData, n_starts: int = 8, seed: int = 0, inits: list[dict] | None = None
 ) -> lmfit.minimizer.MinimizerResult:
-    """Best least-squares fit of log L over several starts. The result has ``success`` (converged),
-    ``message``, ``params`` (with stderr from the covariance) and ``chisqr`` (sum of squared log residuals)."""
-    rng = np.random.default_rng(seed)
-    starts = (_make_params(init, float(d.loss.min())) for init in (inits or []) + _starts(n_starts, rng))
-    return best_of_starts(_residual, starts, (d,), max_nfev, jac=_jacobian)
-
-
-def values(res) -> dict:
-    return {k: float(res.params[k].value) for k in PARAMS}
-
-
-def stderrs(res) -> dict:
-    return {k: (float(res.params[k].stderr) if res.params[k].stderr is not None else None) for k in PARAMS}
-
-
-def bootstrap(d: FitData, best: dict, n_resamples: int, seed: int = 0, n_starts: int = 2) -> pd.DataFrame:
-    """Refit on ``n_resamples`` resamples (with replacement); each refit starts from the full-data fit."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    prog = Progress(n_resamples, "bootstrap fits")
-    for b in range(n_resamples):
-        idx = rng.integers(0, len(d), len(d))
-        res = fit_law(d.take(idx), n_starts=n_starts, seed=seed + 1 + b, inits=[best])
-        rows.append({**values(res), "converged": bool(res.success)})
-        prog.update()
-    return pd.DataFrame(rows)
-
-
-def law_refit(best: dict, n_starts: int = 2):
-    """The held-out check's refit for FitData: ``fit_law`` from ``best`` (and ``n_starts`` starts).
-    Returns refit(train, seed) → (training residuals of log L, predict(test) → L̂)."""
-
-    def refit(train: FitData, seed: int):
-        res = fit_law(train, n_starts=n_starts, seed=seed, inits=[best])
-        v = values(res)
-        return res.residual, lambda dt: decomposed_law(dt.m, dt.ell, dt.D, *(v[k] for k in PARAMS))
-
-    return refit
-
-
-def held_out(d, best: dict, n_splits: int, test_fraction: float = 0.2, seed: int = 0, refit=None) -> dict:
-    """Repeated random splits: fit on 1 − test_fraction, error of log L on the held-out part. ``d`` is a
-    FitData, or any data with ``take``, ``len`` and ``loss`` when ``refit`` (see ``law_refit``, the
-    default) knows how to fit and predict it."""
-    refit = refit or law_refit(best)
-    rng = np.random.default_rng(seed)
-    n_test = max(1, int(round(test_fraction * len(d))))
-    rmse_test, rmse_train, mape_test = [], [], []
-    for s in range(n_splits):
-        perm = rng.permutation(len(d))
-        te, tr = perm[:n_test], perm[n_test:]
-        resid, predict = refit(d.take(tr), seed + 1000 + s)
-        dt = d.take(te)
-        pred = predict(dt)
-        rmse_test.append(float(np.sqrt(np.mean((np.log(dt.loss) - np.log(pred)) ** 2))))
-        mape_test.append(float(np.mean(np.abs(pred - dt.loss) / dt.loss)))
-        rmse_train.append(float(np.sqrt(np.mean(resid**2))))
-    return {
-        "n_splits": n_splits,
-        "test_fraction": test_fraction,
-        "rmse_log_test_mean": float(np.mean(rmse_test)),
-        "rmse_log_test_std": float(np.std(rmse_test)),
-        "rmse_log_train_mean": float(np.mean(rmse_train)),
-        "mean_abs_rel_error_test": float(np.mean(mape_test)),
-    }
+    """The main fit's least-squares fit of log L over several starts (``lawfit.fit`` with ``MAIN``)."""
+    return lawfit.fit(d, MAIN, n_starts=n_starts, seed=seed, inits=inits)
 
 
 def paper_stderrs(d: FitData, v: dict) -> dict:
@@ -166,7 +58,7 @@ PAPER_STDERR_NOTE = (
 
 
 def _fit_summary(res, d: FitData) -> dict:
-    v, se = values(res), stderrs(res)
+    v, se = MAIN.values(res, d), MAIN.stderrs(res, d)
     se_paper = paper_stderrs(d, v)
     return {
         "params": {k: {"value": v[k], "stderr": se[k], "stderr_paper": se_paper[k]} for k in PARAMS},
@@ -273,16 +165,20 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
         "D": f"tokens * {cfg['tokens_scale']}",
     }
     out["drop_highest_loss"] = cfg["drop_highest_loss"]
-    best = values(res)
+    best = MAIN.values(res, d)
     log.info("main fit: %s", {k: round(x, 4) for k, x in best.items()})
 
     n_boot = cfg["bootstrap_resamples"]
     boot = (
-        bootstrap(d, best, n_boot, seed=seed) if n_boot > 0 else pd.DataFrame(columns=[*PARAMS, "converged"])
+        lawfit.bootstrap(d, MAIN, best, n_boot, seed=seed)
+        if n_boot > 0
+        else pd.DataFrame(columns=[*PARAMS, "converged"])
     )
     _bootstrap_summary(out, boot, best, n_boot)
     if cfg["heldout_splits"] > 0:
-        out["heldout"] = held_out(d, best, cfg["heldout_splits"], cfg["heldout_fraction"], seed=seed)
+        out["heldout"] = lawfit.held_out(
+            d, MAIN, best, cfg["heldout_splits"], cfg["heldout_fraction"], seed=seed
+        )
         log.info(
             "held-out: rmse(log L) test %.4f ± %.4f, train %.4f",
             out["heldout"]["rmse_log_test_mean"],

@@ -1,10 +1,10 @@
 """Is the decomposed law identified by a sweep? Exponent correlations, profile-likelihood intervals and
 a flag for tokens tied to model size.
 
-The model is L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0 (L0 optionally one per group), fitted as in the
-stage's main fit: least squares on log L − log L̂ with lmfit (trust region), coefficients as logs, from
-several starts (``law.decomposed_law``, the same parameter names and exponent bounds as the main fit; the
-offset may be one per group).
+The model is L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0 (L0 optionally one per group), fitted by the
+stage's fitting core (``lawfit``) as the main fit is: least squares on log L − log L̂, the same
+parameters, bounds, residual and Jacobian; what differs is a ``lawfit.LawFit`` option (``sweep_fit``:
+offsets per group, fixed parameters, starts in the sweep's own units).
 
 Units: m = width/width_unit, ℓ = depth/depth_unit, D = tokens/tokens_unit. By default each unit is the
 geometric mean of that column over the sweep, which keeps any sweep well conditioned. Exponents, L0 and
@@ -19,22 +19,15 @@ reported as open (``None``), which is what a flat direction looks like.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from itertools import combinations
 
-import lmfit
 import numpy as np
 import pandas as pd
 
-from depthwidth.chinchilla.fit import held_out
-from depthwidth.chinchilla.law import (
-    ALPHA_BOUNDS,
-    PARAMS,
-    best_of_starts,
-    decomposed_law,
-    law_values,
-    log_residual_jacobian,
-)
+from depthwidth.chinchilla import lawfit
+from depthwidth.chinchilla.law import ALPHA_BOUNDS, FitData
+from depthwidth.chinchilla.lawfit import LawFit
+from depthwidth.chinchilla.shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
 
 log = logging.getLogger("depthwidth.chinchilla.identify")
@@ -47,30 +40,10 @@ CHI2_LEVELS = {"68%": 1.0, "95%": 3.84}
 DEFAULT_GRID = np.round(np.geomspace(0.05, 4.0, 25), 4)
 
 
-@dataclass
-class Data:
-    """A sweep in fit units: m, ell, D, loss of shape (n,); ``g`` the group index per row (0 … G−1)."""
-
-    m: np.ndarray
-    ell: np.ndarray
-    D: np.ndarray
-    loss: np.ndarray
-    g: np.ndarray
-    groups: list[str]
-    units: dict = field(default_factory=dict)
-
-    def take(self, idx) -> "Data":
-        return Data(
-            self.m[idx], self.ell[idx], self.D[idx], self.loss[idx], self.g[idx], self.groups, self.units
-        )
-
-    def __len__(self) -> int:
-        return len(self.loss)
-
-
-def to_data(df: pd.DataFrame, units: dict | None = None) -> Data:
-    """Sweep table (columns width, depth, tokens, loss, optional group) → ``Data``. ``units`` maps
-    width/depth/tokens to the value that is 1 in fit units (default: the column's geometric mean)."""
+def to_data(df: pd.DataFrame, units: dict | None = None) -> FitData:
+    """Sweep table (columns width, depth, tokens, loss, optional group) → ``FitData`` with one group index
+    per row. ``units`` maps width/depth/tokens to the value that is 1 in fit units (default: the column's
+    geometric mean)."""
     units = dict(units or {})
     for col in ("width", "depth", "tokens"):
         if col not in units:
@@ -81,7 +54,7 @@ def to_data(df: pd.DataFrame, units: dict | None = None) -> Data:
         if "group" in df.columns
         else np.zeros(len(df), int)
     )
-    return Data(
+    return FitData(
         df["width"].to_numpy(float) / units["width"],
         df["depth"].to_numpy(float) / units["depth"],
         df["tokens"].to_numpy(float) / units["tokens"],
@@ -92,148 +65,33 @@ def to_data(df: pd.DataFrame, units: dict | None = None) -> Data:
     )
 
 
-def _offsets(d: Data, group_offsets: bool) -> list[tuple[str, str]]:
-    """(model name, lmfit name) of each offset: ("L0", "L0") or ("L0[<group>]", "L0_<index>")."""
-    return [(f"L0[{g}]", f"L0_{i}") for i, g in enumerate(d.groups)] if group_offsets else [("L0", "L0")]
+def sweep_fit(group_offsets: bool = False, fixed: dict | None = None) -> LawFit:
+    """How a sweep is fitted: the fitting core's decomposed law, one offset per group or one, ``fixed``
+    held, random starts in the sweep's own units (``lawfit.unit_starts``)."""
+    return LawFit(group_offsets=group_offsets, fixed=dict(fixed or {}), starts=lawfit.unit_starts)
 
 
-def _make_params(d: Data, init: dict, fixed: dict, group_offsets: bool) -> lmfit.Parameters:
-    p = lmfit.Parameters()
-    for c in ("c_m", "c_l", "c_D"):
-        p.add(f"log_{c}", value=float(np.log(init[c])), min=-30, max=30)
-        p.add(c, expr=f"exp(log_{c})")
-    for a in EXPONENTS:
-        p.add(a, value=float(np.clip(init[a], *ALPHA_BOUNDS)), min=ALPHA_BOUNDS[0], max=ALPHA_BOUNDS[1])
-    for i, (name, lm) in enumerate(_offsets(d, group_offsets)):
-        lmin = float(d.loss[d.g == i].min()) if group_offsets else float(d.loss.min())
-        start = init.get(name, init.get("L0", 0.5 * lmin))
-        p.add(lm, value=float(np.clip(start, 0.0, 0.99 * lmin)), min=0.0, max=lmin)
-    lm_of = dict(_offsets(d, group_offsets))
-    for k, v in fixed.items():
-        if k in ("c_m", "c_l", "c_D"):
-            p[f"log_{k}"].set(value=float(np.log(v)), vary=False)
-        elif k in p:
-            p[k].set(value=float(v), vary=False)
-        elif k in lm_of:
-            p[lm_of[k]].set(value=float(v), vary=False)
-        else:
-            raise KeyError(
-                f"cannot fix '{k}': the model's parameters are {list(PARAMS)} and offsets {list(lm_of)}"
-            )
-    return p
-
-
-def _predict(v: dict, d: Data, group_offsets: bool) -> np.ndarray:
-    offs = np.array([v[lm] for _, lm in _offsets(d, group_offsets)])
-    L0 = offs[d.g] if group_offsets else offs[0]
-    return decomposed_law(
-        d.m, d.ell, d.D, v["c_m"], v["alpha_m"], v["c_l"], v["alpha_l"], v["c_D"], v["alpha_D"], L0
-    )
-
-
-def _residual(p, d: Data, group_offsets: bool):
-    pred = _predict(law_values(p), d, group_offsets)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.log(d.loss) - np.log(pred)
-    return np.where(np.isfinite(r), r, 1e3)
-
-
-def _jacobian(p, d: Data, group_offsets: bool):
-    """The analytic Jacobian of ``_residual`` (rows it sets to a constant are zero)."""
-    pred = _predict(law_values(p), d, group_offsets)
-    rows = {lm: (d.g == i) if group_offsets else 1.0 for i, (_, lm) in enumerate(_offsets(d, group_offsets))}
-    return log_residual_jacobian(p, d.m, d.ell, d.D, pred, rows)
-
-
-def _random_starts(d: Data, n: int, rng: np.random.Generator) -> list[dict]:
-    """Starts in fit units (variables ~1): coefficients a fraction of the loss, offsets below its minimum."""
-    lmin = float(d.loss.min())
-    starts = [
-        {"c_m": 0.3, "alpha_m": 0.5, "c_l": 0.3, "alpha_l": 1.0, "c_D": 0.3, "alpha_D": 0.3, "L0": 0.6 * lmin}
-    ]
-    for _ in range(max(n - 1, 0)):
-        s = {c: float(np.exp(rng.uniform(np.log(0.01), np.log(3.0)))) for c in ("c_m", "c_l", "c_D")}
-        s.update({a: float(np.exp(rng.uniform(np.log(0.1), np.log(3.0)))) for a in EXPONENTS})
-        s["L0"] = float(rng.uniform(0.1, 0.95) * lmin)
-        starts.append(s)
-    return starts
-
-
-def fit_result(
-    df_or_data,
+def fit(
+    df: pd.DataFrame,
     fixed: dict | None = None,
     *,
     units: dict | None = None,
     group_offsets: bool = False,
-    n_starts: int = 8,
-    seed: int = 0,
-    inits: list[dict] | None = None,
-    max_nfev: int = 20000,
-) -> tuple[lmfit.minimizer.MinimizerResult, Data]:
-    """Best lmfit fit over ``inits`` and ``n_starts`` random starts; ``fixed`` holds parameters at values
-    (e.g. {"alpha_l": 1.0}). Returns (result with params/stderr/covar/chisqr, the data in fit units)."""
-    d = df_or_data if isinstance(df_or_data, Data) else to_data(df_or_data, units)
-    fixed = dict(fixed or {})
-    rng = np.random.default_rng(seed)
-    starts = (
-        _make_params(d, {**init, **fixed}, fixed, group_offsets)
-        for init in list(inits or []) + _random_starts(d, n_starts, rng)
-    )
-    return best_of_starts(_residual, starts, (d, group_offsets), max_nfev, jac=_jacobian), d
+    **kw,
+) -> tuple[dict, float, int]:
+    """The small interface: (parameter values, SSR = Σ (log L − log L̂)², number of runs) of a sweep table;
+    ``kw`` go to ``lawfit.fit`` (n_starts, seed, inits)."""
+    d, how = to_data(df, units), sweep_fit(group_offsets, fixed)
+    res = lawfit.fit(d, how, **kw)
+    return how.values(res, d), float(res.chisqr), len(d)
 
 
-def values(res, d: Data, group_offsets: bool = False) -> dict:
-    """Parameter values by model name (offsets as L0 or L0[<group>])."""
-    v = {k: float(res.params[k].value) for k in PARAMS if k != "L0"}
-    for name, lm in _offsets(d, group_offsets):
-        v[name] = float(res.params[lm].value)
-    return v
-
-
-def stderrs(res, d: Data, group_offsets: bool = False) -> dict:
-    """lmfit's standard errors from the covariance (None where it could not be estimated, or fixed)."""
-    names = [(k, k) for k in PARAMS if k != "L0"] + _offsets(d, group_offsets)
-    out = {}
-    for name, lm in names:
-        p = res.params[lm]
-        free = res.params[f"log_{lm}"].vary if lm in ("c_m", "c_l", "c_D") else p.vary
-        ok = free and p.stderr is not None and np.isfinite(p.stderr)
-        out[name] = float(p.stderr) if ok else None
-    return out
-
-
-def fit(df: pd.DataFrame, fixed: dict | None = None, **kw) -> tuple[dict, float, int]:
-    """The small interface: (parameter values, SSR = Σ (log L − log L̂)², number of runs)."""
-    res, d = fit_result(df, fixed, **kw)
-    return values(res, d, kw.get("group_offsets", False)), float(res.chisqr), len(d)
-
-
-def sweep_refit(best: dict, fixed: dict | None = None, group_offsets: bool = False, n_starts: int = 2):
-    """The adapter that lets ``fit.held_out`` (the main fit's held-out check) run on a sweep: refit(train,
-    seed) → (training residuals of log L, predict(test) → L̂), with this module's fit (offsets per group,
-    ``fixed`` held), started from ``best``."""
-
-    def refit(train: Data, seed: int):
-        if group_offsets and len(np.unique(train.g)) < len(train.groups):
-            raise ValueError(
-                "a held-out split left a whole group out of the training part; its offset is "
-                "undefined (use fewer held-out runs or turn group_offsets off)"
-            )
-        res, _ = fit_result(
-            train, fixed, group_offsets=group_offsets, n_starts=n_starts, seed=seed, inits=[best]
-        )
-        v = res.params.valuesdict()
-        return res.residual, lambda dt: _predict(v, dt, group_offsets)
-
-    return refit
-
-
-def depth_partial(d: Data, v: dict, group_offsets: bool = False) -> dict:
+def depth_partial(d: FitData, how: LawFit, v: dict) -> dict:
     """Partial dependence on depth: per run, L − c_m/m^α_m − c_D/D^α_D − L0 (its group's offset), which
     the law says equals c_ℓ/ℓ^α_ℓ. Returns depth in layers, the residual per run, and the fitted term at
     each run (so the curve can be drawn without the units)."""
-    offs = np.array([v[name] for name, _ in _offsets(d, group_offsets)])
-    L0 = offs[d.g] if group_offsets else offs[0]
+    offs = np.array([v[name] for name, _ in how.offsets(d)])
+    L0 = offs[d.g] if how.group_offsets else offs[0]
     partial = d.loss - v["c_m"] * d.m ** -v["alpha_m"] - v["c_D"] * d.D ** -v["alpha_D"] - L0
     return {
         "depth": (d.ell * d.units.get("depth", 1.0)).tolist(),
@@ -263,32 +121,6 @@ def correlation_from_covariance(res) -> dict:
     return out
 
 
-def bootstrap(
-    df: pd.DataFrame,
-    best: dict,
-    n_resamples: int,
-    *,
-    units: dict | None = None,
-    group_offsets: bool = False,
-    seed: int = 0,
-    n_starts: int = 1,
-) -> pd.DataFrame:
-    """Refit on resamples of the runs (with replacement), each starting from ``best``; one row per resample."""
-    d = to_data(df, units)
-    rng = np.random.default_rng(seed)
-    rows = []
-    for b in range(n_resamples):
-        idx = rng.integers(0, len(d), len(d))
-        db = d.take(idx)
-        if group_offsets and len(np.unique(db.g)) < len(d.groups):
-            continue  # a group left out: its offset is not defined on this resample
-        res, _ = fit_result(
-            db, None, group_offsets=group_offsets, n_starts=n_starts, seed=seed + 1 + b, inits=[best]
-        )
-        rows.append({**values(res, d, group_offsets), "converged": bool(res.success)})
-    return pd.DataFrame(rows)
-
-
 def correlation_from_bootstrap(samples: pd.DataFrame) -> dict:
     """Pearson correlation of the exponents over bootstrap refits."""
     return {
@@ -298,41 +130,30 @@ def correlation_from_bootstrap(samples: pd.DataFrame) -> dict:
 
 
 def profile(
-    df: pd.DataFrame,
+    d: FitData,
+    how: LawFit,
     param: str,
     grid,
     *,
     best: dict | None = None,
-    units: dict | None = None,
-    group_offsets: bool = False,
-    fixed: dict | None = None,
     n_starts: int = 2,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """``param`` fixed at each grid value, the rest refitted (``fixed`` stays fixed): one row per value
+    """``param`` fixed at each grid value, the rest refitted (``how.fixed`` stays fixed): one row per value
     with ``value``, ``ssr`` and the refitted exponents. Each refit starts from its neighbour's solution
     (continuation, both directions from the point nearest ``best``), from ``best`` and from ``n_starts``
     random starts."""
-    d = to_data(df, units)
-    fixed = dict(fixed or {})
     grid = np.sort(np.asarray(grid, float))
     if best is None:
-        res0, _ = fit_result(d, fixed, group_offsets=group_offsets, seed=seed)
-        best = values(res0, d, group_offsets)
+        best = how.values(lawfit.fit(d, how, seed=seed), d)
     centre = int(np.argmin(np.abs(grid - best[param])))
     out: dict[int, dict] = {}
     for order in (range(centre, len(grid)), range(centre, -1, -1)):
         prev = best
         for i in order:
-            res, _ = fit_result(
-                d,
-                {**fixed, param: grid[i]},
-                group_offsets=group_offsets,
-                n_starts=n_starts,
-                seed=seed + 7 * i,
-                inits=[prev, best],
-            )
-            v = values(res, d, group_offsets)
+            at = how.holding(**{param: grid[i]})
+            res = lawfit.fit(d, at, n_starts=n_starts, seed=seed + 7 * i, inits=[prev, best])
+            v = at.values(res, d)
             if i not in out or res.chisqr < out[i]["ssr"]:
                 out[i] = {"value": float(grid[i]), "ssr": float(res.chisqr), **{a: v[a] for a in EXPONENTS}}
             prev = v
@@ -425,10 +246,11 @@ def identify(
     intervals for each exponent in ``profile_grids`` (default: α_ℓ on 0.05 … 4), tokens vs size, the
     exponents that ran to a bound (``at_bound``), ``identified`` (per profiled exponent), the partial
     dependence on depth per run (``depth_partial``) and, with ``heldout_splits`` > 0, the held-out check
-    of ``fit.held_out`` (``heldout``)."""
+    of the fitting core (``lawfit.held_out``, as for the main fit; ``heldout``)."""
     fixed = dict(fixed or {})
-    res, d = fit_result(df, fixed, units=units, group_offsets=group_offsets, n_starts=n_starts, seed=seed)
-    best = values(res, d, group_offsets)
+    d, how = to_data(df, units), sweep_fit(group_offsets, fixed)
+    res = lawfit.fit(d, how, n_starts=n_starts, seed=seed)
+    best = how.values(res, d)
     n, p = len(d), int(res.nvarys)
     ssr = float(res.chisqr)
     out = {
@@ -442,22 +264,15 @@ def identify(
         "groups": d.groups,
         "fixed": fixed,
         "units": d.units,
-        "params": {k: {"value": best[k], "stderr": se} for k, se in stderrs(res, d, group_offsets).items()},
+        "params": {k: {"value": best[k], "stderr": se} for k, se in how.stderrs(res, d).items()},
         "corr_covariance": correlation_from_covariance(res),
         "tokens_vs_size": tokens_vs_size(df),
-        "depth_partial": depth_partial(d, best, group_offsets),
+        "depth_partial": depth_partial(d, how, best),
     }
     if heldout_splits > 0:
-        out["heldout"] = held_out(
-            d,
-            best,
-            heldout_splits,
-            heldout_fraction,
-            seed=seed,
-            refit=sweep_refit(best, fixed, group_offsets),
-        )
+        out["heldout"] = lawfit.held_out(d, how, best, heldout_splits, heldout_fraction, seed=seed)
     if n_bootstrap > 0 and not fixed:
-        boot = bootstrap(df, best, n_bootstrap, units=d.units, group_offsets=group_offsets, seed=seed)
+        boot = lawfit.bootstrap(d, how, best, n_bootstrap, seed=seed, n_starts=1)
         out["corr_bootstrap"] = correlation_from_bootstrap(boot)
         out["bootstrap"] = {
             a: {
@@ -476,9 +291,7 @@ def identify(
         if param in fixed:
             continue
         grid = refine_grid(grid, best[param], out["params"][param]["stderr"])
-        prof = profile(
-            df, param, grid, best=best, units=d.units, group_offsets=group_offsets, fixed=fixed, seed=seed
-        )
+        prof = profile(d, how, param, grid, best=best, seed=seed)
         ssr_min = min(ssr, float(prof["ssr"].min()))
         out["profiles"][param] = {
             "rows": prof.to_dict(orient="records"),
@@ -498,6 +311,79 @@ def identified(summary: dict, level: str = "95%") -> dict:
         iv = prof["intervals"][level]
         out[a] = bool(a not in summary["at_bound"] and iv["closed_lo"] and iv["closed_hi"])
     return out
+
+
+# ---------------------------------------------------------------- decisions on a sweep's summary
+# "Supports α_ℓ ≈ 1": 1 inside the 95 % profile interval, which is closed and within these ends (it tells
+# α_ℓ ≈ 1 apart from a half and from 2); "contradicts": a closed end of the 95 % interval excludes 1.
+SUPPORT_RANGE = (0.5, 2.0)
+
+
+def interval_text(s: dict, a: str, level: str) -> str:
+    """An exponent's profile interval at ``level`` of a sweep summary as text ("lo – hi", an open end as
+    "open (< grid end)"), "–" where it is not profiled."""
+    prof = s["profiles"].get(a)
+    if prof is None:
+        return "–"
+    iv = prof["intervals"][level]
+    lo = f"{iv['lo']:.3g}" if iv["closed_lo"] else f"open (< {iv['grid'][0]:.3g})"
+    hi = f"{iv['hi']:.3g}" if iv["closed_hi"] else f"open (> {iv['grid'][1]:.3g})"
+    return f"{lo} – {hi}"
+
+
+def verdict(s: dict) -> tuple[str, str]:
+    """("supports" | "contradicts" | "cannot tell", a sentence) on α_ℓ ≈ 1, from the 95 % profile interval."""
+    name = s["sweep"]
+    if "alpha_l" in s["fixed"] or "alpha_l" not in s["profiles"]:
+        return "cannot tell", f"{name}: α_ℓ is fixed or not profiled, so this sweep says nothing about it."
+    iv = s["profiles"]["alpha_l"]["intervals"]["95%"]
+    a = s["params"]["alpha_l"]["value"]
+    ends = f"95 % profile interval {interval_text(s, 'alpha_l', '95%')}, best {a:.3g}"
+    if (iv["closed_lo"] and iv["lo"] > 1) or (iv["closed_hi"] and iv["hi"] < 1):
+        return "contradicts", f"{name} contradicts α_ℓ ≈ 1 ({ends}: 1 lies outside)."
+    lo_ok, hi_ok = (
+        iv["closed_lo"] and iv["lo"] > SUPPORT_RANGE[0],
+        iv["closed_hi"] and iv["hi"] < SUPPORT_RANGE[1],
+    )
+    if lo_ok and hi_ok and "alpha_l" not in s["at_bound"]:
+        return "supports", (
+            f"{name} supports α_ℓ ≈ 1 ({ends}: it holds 1 and excludes α_ℓ ≤ {SUPPORT_RANGE[0]} "
+            f"and ≥ {SUPPORT_RANGE[1]})."
+        )
+    wide = " and ".join(
+        w for w, ok in ((f"below {SUPPORT_RANGE[0]}", lo_ok), (f"above {SUPPORT_RANGE[1]}", hi_ok)) if not ok
+    )
+    return "cannot tell", (
+        f"{name} cannot tell: α_ℓ = 1 is inside its {ends}, but the interval also reaches "
+        f"{wide} (support needs it within {SUPPORT_RANGE[0]}–{SUPPORT_RANGE[1]})."
+    )
+
+
+def sweep_shape(s: dict) -> tuple[dict | None, str]:
+    """(shape exponents, a sentence) of a sweep's loss-optimal shape at fixed N; None where α_m or α_ℓ is
+    not identified (its 95 % profile interval open, not profiled, fixed or at a bound)."""
+    ident = s.get("identified", {})
+    missing = [a for a in ("alpha_m", "alpha_l") if not ident.get(a, False)]
+    if missing:
+
+        def reason(a):
+            return (
+                "fixed"
+                if a in s["fixed"]
+                else "at its bound"
+                if a in s["at_bound"]
+                else "not profiled"
+                if a not in s["profiles"]
+                else "95 % profile interval open"
+            )
+
+        why = ", ".join(f"{a} {reason(a)}" for a in missing)
+        return None, f"{s['sweep']}: loss-optimal shape not identified ({why})."
+    sh = shape_exponents(s["params"]["alpha_m"]["value"], s["params"]["alpha_l"]["value"])
+    return sh, (
+        f"{s['sweep']}: loss-optimal shape m* ∝ N^{sh['width_exponent']:.3f}, "
+        f"ℓ* ∝ N^{sh['depth_exponent']:.3f} (width+depth loss ∝ N^−{sh['N_exponent']:.3f})."
+    )
 
 
 def chinchilla_sweep_identify(runs_csv, cfg: dict, json_out, profile_out) -> dict:

@@ -1,4 +1,6 @@
-"""The decomposed scaling law L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0 and the points it is fitted to.
+"""The decomposed scaling law L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0 and the points it is fitted to:
+``PowerLaw`` (a sum of power laws plus an offset; ``DECOMPOSED`` is this law), ``FitData`` (the one data
+class of every fit) and the point selection. The fitting itself is ``lawfit``'s.
 
 Units follow Liu et al. (2026): m = d_model · width_scale, ℓ = n_layers · depth_scale (100 by default),
 D = tokens · tokens_scale (1e-6 by default).
@@ -6,12 +8,11 @@ D = tokens · tokens_scale (1e-6 by default).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-PARAMS = ("c_m", "alpha_m", "c_l", "alpha_l", "c_D", "alpha_D", "L0")
 # Bounds of the fitted exponents α_m, α_ℓ, α_D.
 ALPHA_BOUNDS = (1e-3, 10.0)
 # Liu et al.'s starting point (their Adam fit starts here; lmfit's first start too).
@@ -26,23 +27,82 @@ PAPER_INIT = {
 }
 
 
+@dataclass(frozen=True)
+class PowerLaw:
+    """A law L = Σ_i c_i · x_i^(−α_i) + offset. ``terms``: (coefficient, exponent, variable) per term, the
+    variable a key of :meth:`FitData.variables`; ``offset``: the name of the constant (one per group where
+    a fit asks for it). The fitting core (``depthwidth.chinchilla.lawfit``) fits any such law: coefficients
+    as logs, exponents within ``ALPHA_BOUNDS``, the offset between 0 and the lowest loss."""
+
+    name: str
+    terms: tuple[tuple[str, str, str], ...]
+    offset: str = "L0"
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """Parameter names in output order: coefficient and exponent of each term, then the offset."""
+        return tuple(n for c, a, _ in self.terms for n in (c, a)) + (self.offset,)
+
+    @property
+    def coefficients(self) -> tuple[str, ...]:
+        return tuple(c for c, _, _ in self.terms)
+
+    @property
+    def exponents(self) -> tuple[str, ...]:
+        return tuple(a for _, a, _ in self.terms)
+
+    def term_values(self, v, x: dict) -> list[np.ndarray]:
+        """c_i · x_i^(−α_i) per term; ``v`` maps coefficient and exponent names to values, ``x`` variable
+        names to arrays."""
+        return [v[c] * x[var] ** (-v[a]) for c, a, var in self.terms]
+
+    def predict(self, v, x: dict, offset) -> np.ndarray:
+        """L̂ at the variables ``x`` (``offset`` a number, or an array: one offset per row)."""
+        return sum(self.term_values(v, x)) + offset
+
+
+# L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0 (Liu et al. 2026).
+DECOMPOSED = PowerLaw(
+    "decomposed", (("c_m", "alpha_m", "m"), ("c_l", "alpha_l", "ell"), ("c_D", "alpha_D", "D"))
+)
+# Its parameters in output order: c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0.
+PARAMS = DECOMPOSED.params
+
+
 def decomposed_law(m, ell, D, c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0):
     """Loss (nats/token) of the decomposed law; m, ell, D already in fit units (``L0`` may be an array:
     one offset per row)."""
-    return c_m * m ** (-alpha_m) + c_l * ell ** (-alpha_l) + c_D * D ** (-alpha_D) + L0
+    v = {"c_m": c_m, "alpha_m": alpha_m, "c_l": c_l, "alpha_l": alpha_l, "c_D": c_D, "alpha_D": alpha_D}
+    return DECOMPOSED.predict(v, {"m": m, "ell": ell, "D": D}, L0)
 
 
 @dataclass
 class FitData:
-    """Arrays in fit units: m (width), ell (depth), D (tokens), loss (nats/token), all shape (n,)."""
+    """Points in fit units, every array of shape (n,): m (width), ell (depth), D (tokens), loss
+    (nats/token), ``g`` the group of each row (0 … G−1, default all 0) with ``groups`` their names, and
+    ``units`` the value of each original column that is 1 in fit units (recorded, not applied). The one data
+    class of every fit of the stage."""
 
     m: np.ndarray
     ell: np.ndarray
     D: np.ndarray
     loss: np.ndarray
+    g: np.ndarray | None = None
+    groups: list[str] = field(default_factory=lambda: ["all"])
+    units: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.g is None:
+            self.g = np.zeros(len(self.loss), int)
 
     def take(self, idx) -> "FitData":
-        return FitData(self.m[idx], self.ell[idx], self.D[idx], self.loss[idx])
+        return FitData(
+            self.m[idx], self.ell[idx], self.D[idx], self.loss[idx], self.g[idx], self.groups, self.units
+        )
+
+    def variables(self) -> dict[str, np.ndarray]:
+        """The law's variables by name (the ``terms`` of a :class:`PowerLaw` refer to these keys)."""
+        return {"m": self.m, "ell": self.ell, "D": self.D}
 
     def __len__(self) -> int:
         return len(self.loss)
@@ -80,69 +140,3 @@ def select_points(
         D=points["tokens"].to_numpy(float)[keep] * tokens_scale,
         loss=loss[keep],
     )
-
-
-def law_values(params) -> dict[str, float]:
-    """Every parameter's value from lmfit ``Parameters`` whose coefficients are fitted as ``log_c_*``:
-    c = exp(log c) computed here, not by lmfit's expression evaluator, which ``valuesdict`` runs again on
-    every access (the same number: both are numpy's exp)."""
-    v = {k: p.value for k, p in params.items() if p.expr is None}
-    for c in ("c_m", "c_l", "c_D"):
-        v[c] = np.exp(v[f"log_{c}"])
-    return v
-
-
-def log_residual_jacobian(params, m, ell, D, pred, offset_rows: dict[str, np.ndarray]) -> np.ndarray:
-    """Jacobian of the log residual log L − log L̂ of :func:`decomposed_law` with respect to lmfit's varying
-    parameters, in their order: (n, n_varying).
-
-    ``params``: the lmfit ``Parameters`` at the current point, with coefficients as ``log_c_m``,
-    ``log_c_l``, ``log_c_D`` (c = exp(log c)), exponents ``alpha_*`` and offsets; ``pred``: L̂ at that point
-    (rows where it is not positive and finite, which a residual replaces by a constant, get zero rows);
-    ``offset_rows``: each offset's lmfit name -> the rows it applies to (bool, or 1.0 for every row).
-    With c·x^(−α) the term of one factor: ∂L̂/∂log c = c·x^(−α), ∂L̂/∂α = −c·x^(−α)·log x, ∂L̂/∂L0 = 1 on
-    its rows, and ∂(log L − log L̂)/∂θ = −(∂L̂/∂θ)/L̂. Replaces lmfit's two-point differences (one extra
-    evaluation per parameter and iteration)."""
-    v = law_values(params)
-    columns = {}
-    for c, a, x in (("c_m", "alpha_m", m), ("c_l", "alpha_l", ell), ("c_D", "alpha_D", D)):
-        term = v[c] * x ** (-v[a])
-        columns[f"log_{c}"] = term
-        columns[a] = -term * np.log(x)
-    for name, rows in offset_rows.items():
-        columns[name] = np.broadcast_to(np.asarray(rows, float), pred.shape)
-    names = [k for k, p in params.items() if p.vary]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.where(np.isfinite(pred) & (pred > 0), -1.0 / pred, 0.0)
-    return np.stack([columns[k] * scale for k in names], axis=1)
-
-
-def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000, jac=None):
-    """The lowest-χ² lmfit least-squares fit of ``residual`` over the ``param_sets`` (an iterable of
-    ``lmfit.Parameters``); a start that fails or ends non-finite is skipped. RuntimeError if every one does.
-    ``jac``: the analytic Jacobian, called as ``jac(params, *args)`` (columns in the order of the varying
-    parameters, see :func:`log_residual_jacobian`); None: lmfit's two-point differences."""
-    import lmfit
-
-    extra = {"jac": jac} if jac is not None else {}
-    best = None
-    for params in param_sets:
-        try:
-            res = lmfit.minimize(
-                residual,
-                params,
-                args=args,
-                method="least_squares",
-                max_nfev=max_nfev,
-                ftol=1e-12,
-                xtol=1e-12,
-                gtol=1e-12,
-                **extra,
-            )
-        except (ValueError, FloatingPointError):
-            continue
-        if np.isfinite(res.chisqr) and (best is None or res.chisqr < best.chisqr - 1e-14):
-            best = res
-    if best is None:
-        raise RuntimeError("every start of the decomposed-law fit failed")
-    return best

@@ -12,7 +12,7 @@ import logging
 import pandas as pd
 
 from depthwidth.chinchilla.adam import fit_adam_batch
-from depthwidth.chinchilla.fit import fit_law, paper_stderrs, stderrs, values
+from depthwidth.chinchilla.fit import MAIN, fit_law, paper_stderrs
 from depthwidth.chinchilla.law import PARAMS, select_points
 from depthwidth.integrity import read_table, write_table
 
@@ -31,7 +31,7 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
     rows = []
     for k, d, a in zip(ks, datasets, adam):
         res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"])
-        v, se = values(res), stderrs(res)
+        v, se = MAIN.values(res, d), MAIN.stderrs(res, d)
         va = {p: a["params"][p]["value"] for p in PARAMS}
         row = {
             "drop_highest": k,

@@ -9,8 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from depthwidth.chinchilla.identify import interval_text, sweep_shape, verdict
 from depthwidth.chinchilla.law import PARAMS, decomposed_law, kept_mask, select_points
-from depthwidth.chinchilla.shape import fit_scales, shape_exponents, shape_table
+from depthwidth.chinchilla.shape import fit_scales, shape_table
 from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
 from depthwidth.integrity import read_json, read_table, write_table
 from depthwidth.papers import ALPHA_L_CHINCHILLA, ALPHA_M_STRONG, CHINCHILLA_ADAM_FIT
@@ -424,9 +425,6 @@ def figure_shape(figs: Figures, shape: pd.DataFrame) -> str:
 
 # ---------------------------------------------------------------- sweeps
 SWEEP_EXPONENTS = (("alpha_l", "α_ℓ"), ("alpha_m", "α_m"), ("alpha_D", "α_D"))
-# "Supports α_ℓ ≈ 1": 1 inside the 95 % profile interval, which is closed and within these ends (it tells
-# α_ℓ ≈ 1 apart from a half and from 2); "contradicts": a closed end of the 95 % interval excludes 1.
-SUPPORT_RANGE = (0.5, 2.0)
 
 
 def sweeps_html(figs: Figures, summaries: list[dict]) -> tuple[str, pd.DataFrame]:
@@ -457,16 +455,6 @@ def sweeps_html(figs: Figures, summaries: list[dict]) -> tuple[str, pd.DataFrame
     return "\n".join(parts), table
 
 
-def _interval(s: dict, a: str, level: str) -> str:
-    prof = s["profiles"].get(a)
-    if prof is None:
-        return "–"
-    iv = prof["intervals"][level]
-    lo = f"{iv['lo']:.3g}" if iv["closed_lo"] else f"open (< {iv['grid'][0]:.3g})"
-    hi = f"{iv['hi']:.3g}" if iv["closed_hi"] else f"open (> {iv['grid'][1]:.3g})"
-    return f"{lo} – {hi}"
-
-
 def _value(s: dict, a: str) -> str:
     p = s["params"][a]
     if a in s["fixed"]:
@@ -486,8 +474,8 @@ def sweep_table(summaries: list[dict]) -> pd.DataFrame:
         }
         for a, label in SWEEP_EXPONENTS:
             row[f"{label} (SE)"] = _value(s, a)
-            row[f"{label} 68 %"] = _interval(s, a, "68%")
-            row[f"{label} 95 %"] = _interval(s, a, "95%")
+            row[f"{label} 68 %"] = interval_text(s, a, "68%")
+            row[f"{label} 95 %"] = interval_text(s, a, "95%")
         row["tokens tied to size"] = (
             f"{'yes' if s['tokens_vs_size']['tied'] else 'no'} (r = {s['tokens_vs_size']['corr_logD_logN']:.2f})"
         )
@@ -522,34 +510,6 @@ def tied_html(summaries: list[dict]) -> str:
     )
 
 
-def verdict(s: dict) -> tuple[str, str]:
-    """("supports" | "contradicts" | "cannot tell", a sentence) on α_ℓ ≈ 1, from the 95 % profile interval."""
-    name = s["sweep"]
-    if "alpha_l" in s["fixed"] or "alpha_l" not in s["profiles"]:
-        return "cannot tell", f"{name}: α_ℓ is fixed or not profiled, so this sweep says nothing about it."
-    iv = s["profiles"]["alpha_l"]["intervals"]["95%"]
-    a = s["params"]["alpha_l"]["value"]
-    ends = f"95 % profile interval {_interval(s, 'alpha_l', '95%')}, best {a:.3g}"
-    if (iv["closed_lo"] and iv["lo"] > 1) or (iv["closed_hi"] and iv["hi"] < 1):
-        return "contradicts", f"{name} contradicts α_ℓ ≈ 1 ({ends}: 1 lies outside)."
-    lo_ok, hi_ok = (
-        iv["closed_lo"] and iv["lo"] > SUPPORT_RANGE[0],
-        iv["closed_hi"] and iv["hi"] < SUPPORT_RANGE[1],
-    )
-    if lo_ok and hi_ok and "alpha_l" not in s["at_bound"]:
-        return "supports", (
-            f"{name} supports α_ℓ ≈ 1 ({ends}: it holds 1 and excludes α_ℓ ≤ {SUPPORT_RANGE[0]} "
-            f"and ≥ {SUPPORT_RANGE[1]})."
-        )
-    wide = " and ".join(
-        w for w, ok in ((f"below {SUPPORT_RANGE[0]}", lo_ok), (f"above {SUPPORT_RANGE[1]}", hi_ok)) if not ok
-    )
-    return "cannot tell", (
-        f"{name} cannot tell: α_ℓ = 1 is inside its {ends}, but the interval also reaches "
-        f"{wide} (support needs it within {SUPPORT_RANGE[0]}–{SUPPORT_RANGE[1]})."
-    )
-
-
 def figure_profile(figs: Figures, s: dict) -> str:
     prof = pd.DataFrame(s["profiles"]["alpha_l"]["rows"]).sort_values("value")
     ssr_min = min(s["ssr"], float(prof["ssr"].min()))
@@ -575,7 +535,7 @@ def figure_profile(figs: Figures, s: dict) -> str:
 
 
 def heldout_sweeps_html(summaries: list[dict]) -> str:
-    """One sentence on the held-out check of each sweep (the main fit's check, ``fit.held_out``)."""
+    """One sentence on the held-out check of each sweep (the main fit's check, ``lawfit.held_out``)."""
     done = [s for s in summaries if "heldout" in s]
     if not done:
         return ""
@@ -590,33 +550,6 @@ def heldout_sweeps_html(summaries: list[dict]) -> str:
         f"{round(100 * (1 - h0['test_fraction']))}/{round(100 * h0['test_fraction'])} splits, the law refitted "
         f"on the larger part), RMSE of log L: {each}. A held-out error close to the training error means the "
         "law predicts runs it was not fitted to as well as those it was.</p>"
-    )
-
-
-def sweep_shape(s: dict) -> tuple[dict | None, str]:
-    """(shape exponents, a sentence) of a sweep's loss-optimal shape at fixed N; None where α_m or α_ℓ is
-    not identified (its 95 % profile interval open, not profiled, fixed or at a bound)."""
-    ident = s.get("identified", {})
-    missing = [a for a in ("alpha_m", "alpha_l") if not ident.get(a, False)]
-    if missing:
-
-        def reason(a):
-            return (
-                "fixed"
-                if a in s["fixed"]
-                else "at its bound"
-                if a in s["at_bound"]
-                else "not profiled"
-                if a not in s["profiles"]
-                else "95 % profile interval open"
-            )
-
-        why = ", ".join(f"{a} {reason(a)}" for a in missing)
-        return None, f"{s['sweep']}: loss-optimal shape not identified ({why})."
-    sh = shape_exponents(s["params"]["alpha_m"]["value"], s["params"]["alpha_l"]["value"])
-    return sh, (
-        f"{s['sweep']}: loss-optimal shape m* ∝ N^{sh['width_exponent']:.3f}, "
-        f"ℓ* ∝ N^{sh['depth_exponent']:.3f} (width+depth loss ∝ N^−{sh['N_exponent']:.3f})."
     )
 
 
@@ -640,7 +573,7 @@ def sweep_headline_rows(summaries: list[dict]) -> list[dict]:
                 err,
                 agree,
                 f"sweep {s['sweep']}, {s['n']} runs",
-                f"95 % profile interval {_interval(s, 'alpha_l', '95%')}; {word} α_ℓ ≈ 1"
+                f"95 % profile interval {interval_text(s, 'alpha_l', '95%')}; {word} α_ℓ ≈ 1"
                 + ("; at its bound" if "alpha_l" in s["at_bound"] else ""),
             )
         )
