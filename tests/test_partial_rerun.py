@@ -123,7 +123,8 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
             },
             set(),
         ),
-        # every stage's speed-only settings at once (depthwidth.config.speed_params): nothing reruns
+        # every stage's speed-only settings at once (depthwidth.config.speed_params): no job of any stage
+        # reruns; only the report, whose provenance block records the whole config
         (
             "speed_settings_of_every_stage",
             {
@@ -133,8 +134,8 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                 "causal_tracing": {"batch_rows": full["causal_tracing"]["batch_rows"] + 1},
                 "lm_head": {"loss": {"checkpoint_every": full["lm_head"]["loss"]["checkpoint_every"] + 1}},
             },
-            {},
-            set(),
+            dict(REPORT),
+            {"results/report.html", "results/headline.csv"},
         ),
     ]
     return edits
