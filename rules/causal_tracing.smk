@@ -26,10 +26,10 @@ rule causal_tracing_trace:
         mem_mb=grow_with_attempt(causal_tracing_pipeline.resource(config, "mem_mb")),
         runtime=grow_with_attempt(causal_tracing_pipeline.resource(config, "runtime")),
         gpu=causal_tracing_pipeline.gpus(config),
-        # a speed setting, not a param: editing it reruns nothing
-        batch_rows=causal_tracing_pipeline.batch_rows(config),
     params:
         trace=causal_tracing_pipeline.trace_params_of(config),
+        # batch_rows: not a rerun trigger (depthwidth.config.speed_params)
+        speed=causal_tracing_pipeline.speed_params(config),
     script:
         "../scripts/causal_tracing_trace.py"
 

@@ -4,11 +4,9 @@
 # Config -> params, paths and job lists: depthwidth.depth_toy.pipeline.
 from depthwidth.depth_toy import pipeline as depth_toy_pipeline  # noqa: E402
 
-DEPTH_TOY = config["depth_toy"]
-
 # Errors the schema cannot express (a KL variant without temperatures, ...) stop here, before any job.
 if stage_enabled("depth_toy"):
-    depth_toy_pipeline.check(DEPTH_TOY)
+    depth_toy_pipeline.check(config)
 
 
 for _variant in depth_toy_pipeline.train_variants(config):
@@ -17,7 +15,7 @@ for _variant in depth_toy_pipeline.train_variants(config):
         name:
             f"depth_toy_train_{_variant}"
         output:
-            students=depth_toy_pipeline.student_files(DEPTH_TOY, _variant),
+            students=depth_toy_pipeline.student_files(config, _variant),
             angles=depth_toy_pipeline.angle_file(_variant),
         log:
             f"logs/depth_toy/train/{{kind}}/{_variant}/rep{{rep}}.log",
@@ -28,24 +26,24 @@ for _variant in depth_toy_pipeline.train_variants(config):
             rep=r"\d+",
         conda:
             "../envs/depthwidth.yaml"
-        threads: DEPTH_TOY["threads"]
+        threads: depth_toy_pipeline.threads(config)
         resources:
             # a GPU job goes to the partition profiles/slurm names for GPU rules (as superposition_train)
-            **({} if DEPTH_TOY["device"] == "cpu" else {"slurm_partition": "gpu"}),
-            mem_mb=grow_with_attempt(depth_toy_pipeline.mem_mb(DEPTH_TOY, _variant)),
-            runtime=grow_with_attempt(depth_toy_pipeline.estimate_minutes(DEPTH_TOY, _variant)),
-            gpu=0 if DEPTH_TOY["device"] == "cpu" else 1,
+            **depth_toy_pipeline.gpu_partition(config),
+            mem_mb=grow_with_attempt(depth_toy_pipeline.mem_mb(config, _variant)),
+            runtime=grow_with_attempt(depth_toy_pipeline.estimate_minutes(config, _variant)),
+            gpu=depth_toy_pipeline.gpus(config),
         params:
-            train=depth_toy_pipeline.train_params(DEPTH_TOY, _variant),
-            speed=depth_toy_pipeline.speed_params(DEPTH_TOY),
+            train=depth_toy_pipeline.train_params(config, _variant),
+            speed=depth_toy_pipeline.speed_params(config),
         script:
             "../scripts/depth_toy_train.py"
 
 
 rule depth_toy_tables:
     input:
-        students=depth_toy_pipeline.all_student_files(DEPTH_TOY),
-        angles=depth_toy_pipeline.all_angle_files(DEPTH_TOY),
+        students=depth_toy_pipeline.all_student_files(config),
+        angles=depth_toy_pipeline.all_angle_files(config),
     output:
         **depth_toy_pipeline.TABLES,
     log:
@@ -78,6 +76,6 @@ rule depth_toy_section:
         mem_mb=1000,
         runtime=5,
     params:
-        **depth_toy_pipeline.section_params(DEPTH_TOY),
+        **depth_toy_pipeline.section_params(config),
     script:
         "../scripts/depth_toy_section.py"

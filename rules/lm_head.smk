@@ -78,9 +78,10 @@ rule lm_head_loss:
         mem_mb=8000,
         runtime=240,
         gpu=lm_head_pipeline.loss_gpus(config),
-        checkpoint_every=lm_head_pipeline.loss_checkpoint_every(config),
     params:
         **lm_head_pipeline.loss_params(config),
+        # checkpoint interval: not a rerun trigger (depthwidth.config.speed_params)
+        speed=lm_head_pipeline.loss_speed_params(config),
     script:
         "../scripts/lm_head_loss.py"
 

@@ -29,10 +29,11 @@ if superposition_pipeline.job_grouping(config) == "law":
             **superposition_pipeline.gpu_partition(config),
             mem_mb=grow_with_attempt(partial(superposition_pipeline.mem_mb, config)),
             runtime=grow_with_attempt(partial(superposition_pipeline.runtime_minutes, config)),
-            checkpoint_every=superposition_pipeline.checkpoint_every(config),
             gpu=superposition_pipeline.gpus(config),
         params:
             train=superposition_pipeline.train_params(config),
+            # checkpoint interval and device: not a rerun trigger (depthwidth.config.speed_params)
+            speed=superposition_pipeline.speed_params(config),
         script:
             "../scripts/superposition_train.py"
 
@@ -59,12 +60,12 @@ else:
             **superposition_pipeline.gpu_partition(config),
             mem_mb=grow_with_attempt(partial(superposition_pipeline.mem_mb, config)),
             runtime=grow_with_attempt(partial(superposition_pipeline.runtime_minutes, config)),
-            # speed settings, not params: editing them retrains nothing (gpu = 1 with device: cuda)
-            checkpoint_every=superposition_pipeline.checkpoint_every(config),
+            # gpu = 1 with device: cuda; the job then goes to the cluster's GPU partition (profiles/slurm)
             gpu=superposition_pipeline.gpus(config),
-            # with device: cuda the job goes to the cluster's GPU partition (profiles/slurm)
         params:
             train=superposition_pipeline.train_params(config),
+            # checkpoint interval and device: not a rerun trigger (depthwidth.config.speed_params)
+            speed=superposition_pipeline.speed_params(config),
         script:
             "../scripts/superposition_train.py"
 

@@ -14,5 +14,5 @@ causal_tracing_trace(
     sm.output.matrix,
     sm.params.trace,
     model_name=sm.wildcards.model,
-    batch_rows=int(sm.resources.batch_rows),
+    batch_rows=int(sm.params.speed["batch_rows"]),
 )

@@ -10,14 +10,13 @@ from depthwidth.logs import setup_logging
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])
 torch.set_num_threads(sm.threads)
-# checkpoint_every is a resource, not a param: it changes how often progress is saved, not the numbers
 lm_head_loss(
     Path(sm.input.model).parent,
     sm.input.corpus,
     sm.wildcards.corpus,
     max_tokens=sm.params.max_tokens,
     dtype=sm.params.dtype,
-    checkpoint_every=sm.resources.checkpoint_every,
+    checkpoint_every=sm.params.speed["checkpoint_every"],
     texts_path=sm.output.texts,
     summary_path=sm.output.summary,
     logger=log,

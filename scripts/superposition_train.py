@@ -24,7 +24,7 @@ superposition_train_cells(
     models,
     infos,
     checkpoint,
-    checkpoint_every=int(sm.resources.checkpoint_every),
+    checkpoint_every=int(sm.params.speed["checkpoint_every"]),
     threads=sm.threads,
-    device="cuda" if int(sm.resources.gpu) else "cpu",
+    device=sm.params.speed["device"],
 )

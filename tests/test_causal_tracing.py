@@ -146,6 +146,7 @@ def test_config_defaults_params_and_checks():
     assert ct["noise_sigmas"] == 3.0 and ct["facts"][0]["target"] == " Paris"  # schema default and test value
     params = pipeline.trace_params(cfg, "eiffel-tower")
     assert "batch_rows" not in params and params["fact"]["subject"] == "Eiffel Tower"
+    assert pipeline.speed_params(cfg)(wildcards=None, output=[]) == {"batch_rows": 8}
     assert list(params) == sorted(params)
     with pytest.raises(ConfigError, match="not in the models section"):
         pipeline.check(_config({"models": ["nope"]}))

@@ -6,7 +6,14 @@ import pytest
 import yaml
 
 from conftest import REPO
-from depthwidth.config import ConfigError, config_hash, deep_merge, result_params, validate_config
+from depthwidth.config import (
+    ConfigError,
+    config_hash,
+    deep_merge,
+    result_params,
+    speed_params,
+    validate_config,
+)
 
 
 @pytest.fixture()
@@ -93,6 +100,49 @@ def test_result_params_sorts_keys_and_drops_speed_keys():
     assert params == {"lr": 0.1, "steps": 10}
     assert list(params) == ["lr", "steps"]
     assert list(result_params({"b": 1, "a": 2})) == ["a", "b"]
+
+
+def test_speed_params_is_a_derived_params_function_snakemake_does_not_compare():
+    """The speed keys reach a job through a params function of ``output``: Snakemake's own test of a
+    derived params function (the ones it leaves out of the params rerun trigger) says yes, the plain
+    ``result_params`` dict says no, and the two together hold every key exactly once."""
+    from snakemake.rules import Rule
+
+    subtree = {"steps": 10, "batch_tokens": 4096, "lr": 0.1, "checkpoint_every": 5}
+    keys = ("checkpoint_every", "batch_tokens")
+    fn = speed_params(subtree, keys, "stage")
+    assert Rule._is_deriving_function(fn) and not Rule._is_deriving_function(result_params(subtree, keys))
+    speed = fn(wildcards=None, output=["out"])
+    assert list(speed) == ["batch_tokens", "checkpoint_every"] and speed["batch_tokens"] == 4096
+    assert {**result_params(subtree, keys), **speed} == subtree
+    speed["batch_tokens"] = 1  # a job editing its copy changes nothing for the next job
+    assert fn(None, [])["batch_tokens"] == 4096
+    with pytest.raises(ConfigError, match=r"'stage\.checkpoint_every' is missing"):
+        speed_params({"steps": 10}, keys, "stage")
+
+
+def test_every_speed_key_of_every_stage_is_a_schema_key_left_out_of_its_params(config):
+    """Each stage's SPEED_KEYS are keys of its section in the validated config (so a renamed key fails
+    here) and none of them is a rerun-triggering param of that stage's job."""
+    from depthwidth.causal_tracing import pipeline as ct
+    from depthwidth.depth_toy import pipeline as dt
+    from depthwidth.hidden_states import pipeline as hs
+    from depthwidth.lm_head import pipeline as lm
+    from depthwidth.superposition import pipeline as sp
+
+    cfg = validate_config(config)
+    variant = next(iter(cfg["depth_toy"]["variants"]))
+    fact = cfg["causal_tracing"]["facts"][0]["name"]
+    cases = [
+        (sp.speed_params(cfg), sp.train_params(cfg), sp.SPEED_KEYS),
+        (dt.speed_params(cfg), dt.train_params(cfg, variant), dt.SPEED_KEYS),
+        (hs.speed_params(cfg), hs.extract_params(cfg), hs.SPEED_KEYS),
+        (ct.speed_params(cfg), ct.trace_params(cfg, fact), ct.SPEED_KEYS),
+        (lm.loss_speed_params(cfg), lm.loss_params(cfg), lm.SPEED_KEYS),
+    ]
+    for fn, params, keys in cases:
+        speed = fn(wildcards=None, output=[])
+        assert sorted(speed) == sorted(keys) and not set(keys) & set(params), (keys, params)
 
 
 def test_misspelt_key_gets_did_you_mean(config):

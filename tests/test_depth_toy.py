@@ -268,11 +268,11 @@ def test_config_errors_name_the_key():
     with pytest.raises(
         pipeline.DepthToyConfigError, match=r"depth_toy\.variants\.learned_head\.temperatures"
     ):
-        pipeline.check(cfg)
+        pipeline.check({"depth_toy": cfg})
     cfg["variants"]["learned_head"]["temperatures"] = [0.1]
     cfg["headline_variant"] = "mse"
     with pytest.raises(pipeline.DepthToyConfigError, match=r"depth_toy\.headline_variant"):
-        pipeline.check(cfg)
+        pipeline.check({"depth_toy": cfg})
 
 
 def test_student_mlp_backward_is_the_exact_gradient():
@@ -309,11 +309,12 @@ def test_paper_mse_variants_and_their_teacher_depth_reach_the_job():
     assert cfg["teacher_per_task"] is True
     expect = {"mse_40k": (40000, 128), "mse_teacher24": (40000, 24), "mse": (80000, 128)}  # exp-9-2, 9-5, 9-6
     for variant, (steps, teacher_depth) in expect.items():
-        params = pipeline.train_params(cfg, variant)
+        params = pipeline.train_params({"depth_toy": cfg}, variant)
         assert (params["setup"], params["steps"], params["teacher_depth"]) == ("mse", steps, teacher_depth)
         assert (params["lr"], params["lr_depth_factor"], params["schedule"]) == (6e-4, 2, "flat_then_linear")
         assert pipeline.variant_kinds(cfg, variant) == ["independent", "tied"] and cfg["replicates"] == 3
-        settings = settings_for({**params, **pipeline.speed_settings(cfg)}, "tied", 0)
+        speed = pipeline.speed_params({"depth_toy": cfg})(wildcards=None, output=[])
+        settings = settings_for({**params, **speed}, "tied", 0)
         assert settings.setup == "mse" and settings.temperatures == [None]
         for kind in ("independent", "tied"):
             (teacher,) = job_teachers(params, kind, 0)
@@ -321,7 +322,8 @@ def test_paper_mse_variants_and_their_teacher_depth_reach_the_job():
             bound = 1 / math.sqrt(4 * 32) / math.sqrt(teacher_depth)  # nn.Linear init, then c_proj / √depth
             assert 0.9 * bound < teacher.proj_w.abs().max().item() <= bound + 1e-7
     # the estimate of a 24-block teacher's job is below the 128-block one's at the same steps
-    assert pipeline.estimate_minutes(cfg, "mse_teacher24") < pipeline.estimate_minutes(cfg, "mse_40k")
+    config = {"depth_toy": cfg}
+    assert pipeline.estimate_minutes(config, "mse_teacher24") < pipeline.estimate_minutes(config, "mse_40k")
 
 
 def test_teacher_per_task_gives_each_temperature_its_own_teacher():
@@ -329,16 +331,16 @@ def test_teacher_per_task_gives_each_temperature_its_own_teacher():
     independent teachers are unrelated draws); without it they share one, the tied teacher repeating the
     independent one's block 0. Training and angles work with one teacher per row."""
     cfg = _depth_toy_config("config/test.yaml")
-    shared = pipeline.train_params(cfg, "learned_head")
-    per_task = pipeline.train_params({**cfg, "teacher_per_task": True}, "learned_head")
+    shared = pipeline.train_params({"depth_toy": cfg}, "learned_head")
+    per_task = pipeline.train_params({"depth_toy": {**cfg, "teacher_per_task": True}}, "learned_head")
     assert shared["temperatures"] == per_task["temperatures"] == [0.1, 1.0]
     a, b = job_teachers(shared, "tied", 0)
     assert a is b
     c, d = job_teachers(per_task, "tied", 0)
     assert not torch.equal(c.fc_w[0], d.fc_w[0]) and not torch.equal(c.head, d.head)
     assert torch.equal(job_teachers(per_task, "tied", 0)[1].fc_w, d.fc_w)  # seeded: the same on every call
-    mse_shared = pipeline.train_params(cfg, "mse")
-    mse_task = pipeline.train_params({**cfg, "teacher_per_task": True}, "mse")
+    mse_shared = pipeline.train_params({"depth_toy": cfg}, "mse")
+    mse_task = pipeline.train_params({"depth_toy": {**cfg, "teacher_per_task": True}}, "mse")
     assert torch.equal(
         job_teachers(mse_shared, "tied", 0)[0].fc_w[0], job_teachers(mse_shared, "independent", 0)[0].fc_w[0]
     )
@@ -372,10 +374,10 @@ def test_a_variant_not_named_after_a_setup_must_name_one():
     cfg = _depth_toy_config("config/test.yaml")
     cfg["variants"]["mse_short"] = {"depths": [2, 4], "steps": 5}
     with pytest.raises(pipeline.DepthToyConfigError, match=r"depth_toy\.variants\.mse_short\.setup"):
-        pipeline.check(cfg)
+        pipeline.check({"depth_toy": cfg})
     cfg["variants"]["mse_short"]["setup"] = "mse"
-    pipeline.check(cfg)
+    pipeline.check({"depth_toy": cfg})
     assert (
-        pipeline.student_files(cfg, "mse_short", "tied", 0)[0]
+        pipeline.student_files({"depth_toy": cfg}, "mse_short", "tied", 0)[0]
         == "results/depth_toy/runs/tied/mse_short/rep0/Tnone/depth2.json"
     )

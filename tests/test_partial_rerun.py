@@ -14,6 +14,8 @@ import re
 import pytest
 from _pipeline import BASE_CONFIGS, completed_run, dry_run, merged_config, overlay, planned_jobs, run
 
+from depthwidth.config import validate_config
+
 # the report and the default target follow every change
 REPORT = {"report": 1, "all": 1}
 
@@ -27,6 +29,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
 
     Values are derived from the test config so that each edit really changes the value."""
     cfg = _test_config()
+    full = validate_config(_test_config())  # with the schema's defaults
     hs_models = cfg["hidden_states"]["models"]
     lm_models = cfg["lm_head"]["models"]
     n_lm_corpora = len(cfg["lm_head"]["loss"]["corpora"])
@@ -119,6 +122,20 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                 **REPORT,
             },
             set(),
+        ),
+        # every stage's speed-only settings at once (depthwidth.config.speed_params): no job of any stage
+        # reruns; only the report, whose provenance block records the whole config
+        (
+            "speed_settings_of_every_stage",
+            {
+                "superposition": {"checkpoint_every": full["superposition"]["checkpoint_every"] + 1},
+                "depth_toy": {"checkpoint_every": full["depth_toy"]["checkpoint_every"] + 1},
+                "hidden_states": {"batch_tokens": full["hidden_states"]["batch_tokens"] + 16},
+                "causal_tracing": {"batch_rows": full["causal_tracing"]["batch_rows"] + 1},
+                "lm_head": {"loss": {"checkpoint_every": full["lm_head"]["loss"]["checkpoint_every"] + 1}},
+            },
+            dict(REPORT),
+            {"results/report.html", "results/headline.csv"},
         ),
     ]
     return edits

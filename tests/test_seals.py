@@ -49,10 +49,11 @@ def _depth_toy_job(tmp_path: Path) -> tuple[dict, dict, list[str], str]:
     """The tiny test config's mse job (independent teacher, replicate 0): params, speed, output paths."""
     from depthwidth.depth_toy import pipeline
 
-    cfg = validate_config(merged_config())["depth_toy"]
-    students = [str(tmp_path / p) for p in pipeline.student_files(cfg, "mse", "independent", 0)]
+    config = validate_config(merged_config())
+    students = [str(tmp_path / p) for p in pipeline.student_files(config, "mse", "independent", 0)]
     angles = str(tmp_path / pipeline.angle_file("mse", "independent", 0))
-    return pipeline.train_params(cfg, "mse"), pipeline.speed_settings(cfg), students, angles
+    speed = pipeline.speed_params(config)(wildcards=None, output=students)  # as the rule calls it
+    return pipeline.train_params(config, "mse"), speed, students, angles
 
 
 def _student_records(paths: list[str]) -> list[dict]:
@@ -155,12 +156,12 @@ def test_depth_toy_consumers_check_what_they_read(tmp_path, depth_toy_clean):
     with pytest.raises(IntegrityError, match=r"angles\.csv.*forcerun depth_toy_train_mse"):
         make_tables()
 
-    cfg = validate_config(merged_config())["depth_toy"]
+    config = validate_config(merged_config())
     section_args = (
         str(tmp_path / "section.html"),
         str(tmp_path / "headline.json"),
         str(tmp_path / "figures"),
-        *pipeline.section_params(cfg).values(),
+        *pipeline.section_params(config).values(),
     )
     _damage(Path(tables["runs"]), "drop_rows")
     with pytest.raises(IntegrityError, match=r"runs\.csv: it has \d+ bytes.*forcerun depth_toy_tables"):

@@ -124,12 +124,6 @@ def atomic_write_csv(dest: str | Path, df, **kwargs) -> None:
     atomic_write(dest, lambda p: df.to_csv(p, **kwargs))
 
 
-def atomic_torch_save(obj: Any, dest: str | Path) -> None:
-    import torch
-
-    atomic_write(dest, lambda p: torch.save(obj, p))
-
-
 def atomic_copy(src: str | Path, dest: str | Path) -> None:
     atomic_write(dest, lambda p: shutil.copyfile(src, p))
 

@@ -49,9 +49,8 @@ CHINCHILLA_ADAM_FIT = {
     "L0": PaperValue(1.7503, None, _ADAM),
 }
 # Depth paper, Fig. 6 (github liuyz0/DepthScaling causal-trace/): causal tracing of one fact in six Pythias
-# (float16, one noise draw of 3σ); only Pythia-12B knows it. Its prompt, subject and model are kept here too.
+# (float16, one noise draw of 3σ); only Pythia-12B knows it. Its prompt and model are kept here too.
 CAUSAL_TRACE_SENTENCE = "The space needle is in downtown Seattle"
-CAUSAL_TRACE_SUBJECT = "space needle"
 CAUSAL_TRACE_MODEL_ID = "EleutherAI/pythia-12b"
 CAUSAL_TRACE_P_CLEAN = PaperValue(0.36, None, "depth paper, Fig. 6: Pythia-12B, p(Seattle) clean")
 CAUSAL_TRACE_P_CORRUPT = PaperValue(

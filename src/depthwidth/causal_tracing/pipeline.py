@@ -3,12 +3,13 @@
 One job per (model, fact): ``results/causal_tracing/{model}/{fact}.json`` (summary) and ``.npy`` (the
 L × T restored-probability matrix). Adding a fact or a model adds jobs and reruns nothing else; editing a
 fact reruns that fact's jobs only (its params are the fact alone). ``batch_rows`` changes speed, not
-results: it reaches the jobs as a resource.
+results: it reaches the jobs through :func:`speed_params`.
 """
 
 from __future__ import annotations
 
 from depthwidth.config import ConfigError, result_params
+from depthwidth.config import speed_params as config_speed_params
 
 STAGE = "causal_tracing"
 RESULTS = "results/causal_tracing"
@@ -81,9 +82,10 @@ def trace_params_of(config: dict):
     return params
 
 
-def batch_rows(config: dict) -> int:
-    """Sequences per forward pass: a speed setting, passed as a resource so that editing it reruns nothing."""
-    return int(section(config)["batch_rows"]) if enabled(config) else 1
+def speed_params(config: dict):
+    """Sequences per forward pass (``batch_rows``) as the rule's ``speed`` params function
+    (``depthwidth.config.speed_params``): a speed setting, editing it reruns nothing."""
+    return config_speed_params(section(config), SPEED_KEYS if enabled(config) else (), STAGE)
 
 
 def gpus(config: dict) -> int:

@@ -36,6 +36,7 @@ def heatmap(ax, summary: dict, matrix: np.ndarray):
         range(last + 1), [_label(summary["tokens"][i], i, summary["subject_range"]) for i in range(last + 1)]
     )
     ax.set_xlabel("normalised depth (ℓ + 1) / L")
+    ax.grid(False)  # the theme's grid would cross the cells
     ax.set_title(
         f"{summary['fact']}: p({summary['target_token']!r})\nclean {summary['p_clean']:.3f}, "
         f"corrupt {summary['p_corrupt']:.3f}",

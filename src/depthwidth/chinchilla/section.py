@@ -76,6 +76,7 @@ def render(
         parameter_table_html(fit),
         alpha_l_html(fit),
         heldout_html(fit),
+        figure_bootstrap_pairs(figs, boot, fit),
         figure_drop_scan(figs, scan),
         drop_scan_html(scan, fit),
         figure_shape(figs, shape),
@@ -400,6 +401,47 @@ def figure_drop_scan(figs: Figures, scan: pd.DataFrame) -> str:
         "Fitted exponents against the number k of highest-loss points left "
         f"out ({int(scan['n_points'].max())} to {int(scan['n_points'].min())} points kept). Error "
         "bars: lmfit's standard errors of the converged fit; squares: the paper's Adam procedure.",
+    )
+
+
+_BOX = {"boxstyle": "round", "facecolor": "white", "alpha": 0.8, "edgecolor": "none"}
+
+
+def figure_bootstrap_pairs(figs: Figures, boot: pd.DataFrame, fit: dict) -> str:
+    """The three exponents of every bootstrap fit (the rows the intervals of fit.json come from), in
+    pairs (seaborn's PairGrid: scatter below the diagonal, histograms on it), with the main fit and each
+    pair's correlation; fits that did not converge in their own colour. "" with under 3 fits."""
+    import seaborn as sns
+
+    if len(boot) < 3:
+        return ""
+    labels = dict(EXPONENTS)
+    data = boot[list(labels)].rename(columns=labels)
+    data["fit"] = np.where(boot["converged"].astype(bool), "converged", "not converged")
+    order = [h for h in ("converged", "not converged") if h in set(data["fit"])]
+    grid = sns.PairGrid(data, hue="fit", hue_order=order, corner=True, height=2.0, diag_sharey=False)
+    grid.map_lower(sns.scatterplot, s=10, alpha=0.6, edgecolor="none")
+    grid.map_diag(sns.histplot, bins="auto", element="step", fill=False)
+    grid.add_legend(title="bootstrap fit")
+    best = [fit["params"][k]["value"] for k in labels]
+    for i, row in enumerate(grid.axes):
+        for j, ax in enumerate(row):
+            if ax is None:
+                continue
+            if i == j:
+                ax.axvline(best[i], color="k", lw=1)
+                continue
+            ax.plot(best[j], best[i], "X", color="k", ms=8)
+            r = np.corrcoef(boot[list(labels)[j]], boot[list(labels)[i]])[0, 1]
+            ax.text(0.03, 0.95, f"r = {r:.2f}", transform=ax.transAxes, va="top", fontsize=8, bbox=_BOX)
+    n_conv = int(boot["converged"].astype(bool).sum())
+    return figs.html(
+        grid.figure,
+        "bootstrap_pairs",
+        f"The exponents of the {len(boot)} bootstrap fits ({n_conv} converged; resamples of the points, the "
+        "fits behind the bootstrap intervals), in pairs: r is their correlation; the black cross and lines mark "
+        "the fit to all points. A strong correlation means the data fix a combination of the two exponents "
+        "better than either alone.",
     )
 
 

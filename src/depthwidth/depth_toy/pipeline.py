@@ -1,5 +1,7 @@
 """Config -> rules for the depth toy: variant definitions, output paths, job lists, rule params, seeds and
 cost estimates. The only module ``rules/depth_toy.smk`` imports (no torch: parsing the workflow stays fast).
+The functions the rules call take the whole ``config``, as every stage's pipeline module does; the helpers
+of one variant take the stage's subtree ``cfg``.
 
 One training job per (teacher kind, variant, replicate) trains all (temperature, depth) students of
 that job together, so that they share the teacher forward of each step. Each student still has its
@@ -15,6 +17,7 @@ import difflib
 import zlib
 
 from depthwidth.config import result_params
+from depthwidth.config import speed_params as config_speed_params
 
 RUNS = "results/depth_toy/runs"
 TABLES = {
@@ -101,8 +104,14 @@ def variant_temperatures(cfg: dict, variant: str) -> list[float | None]:
     return [float(t) for t in temps]
 
 
-def check(cfg: dict) -> None:
+def section(config: dict) -> dict:
+    """The validated ``depth_toy`` subtree (the helpers of one variant take it as ``cfg``)."""
+    return config["depth_toy"]
+
+
+def check(config: dict) -> None:
     """Errors that the schema cannot express, raised before any job starts."""
+    cfg = section(config)
     if cfg["headline_variant"] not in cfg["variants"]:
         raise DepthToyConfigError(
             f"config key 'depth_toy.headline_variant' is {cfg['headline_variant']!r}, which is not among the "
@@ -113,15 +122,17 @@ def check(cfg: dict) -> None:
         variant_temperatures(cfg, variant)
 
 
-def jobs(cfg: dict) -> list[tuple[str, str, int]]:
+def jobs(config: dict) -> list[tuple[str, str, int]]:
     """Every (kind, variant, replicate) training job of the config."""
+    cfg = section(config)
     return [
         (k, v, r) for v in cfg["variants"] for k in variant_kinds(cfg, v) for r in range(cfg["replicates"])
     ]
 
 
-def student_files(cfg: dict, variant: str, kind: str = "{kind}", rep: str | int = "{rep}") -> list[str]:
+def student_files(config: dict, variant: str, kind: str = "{kind}", rep: str | int = "{rep}") -> list[str]:
     """The per-student JSON files of one job (wildcard patterns with the defaults)."""
+    cfg = section(config)
     v = cfg["variants"][variant]
     return [
         f"{RUNS}/{kind}/{variant}/rep{rep}/T{temp_label(t)}/depth{d}.json"
@@ -134,12 +145,12 @@ def angle_file(variant: str, kind: str = "{kind}", rep: str | int = "{rep}") -> 
     return f"{RUNS}/{kind}/{variant}/rep{rep}/angles.csv"
 
 
-def all_student_files(cfg: dict) -> list[str]:
-    return [f for k, v, r in jobs(cfg) for f in student_files(cfg, v, k, r)]
+def all_student_files(config: dict) -> list[str]:
+    return [f for k, v, r in jobs(config) for f in student_files(config, v, k, r)]
 
 
-def all_angle_files(cfg: dict) -> list[str]:
-    return [angle_file(v, k, r) for k, v, r in jobs(cfg)]
+def all_angle_files(config: dict) -> list[str]:
+    return [angle_file(v, k, r) for k, v, r in jobs(config)]
 
 
 def _job_settings(cfg: dict, variant: str) -> dict:
@@ -168,26 +179,30 @@ def _job_settings(cfg: dict, variant: str) -> dict:
     }
 
 
-def train_params(cfg: dict, variant: str) -> dict:
+def train_params(config: dict, variant: str) -> dict:
     """The settings that change one variant's results (plain values, keys sorted): editing one reruns
     that variant's jobs; the speed knobs (``SPEED_KEYS``) are in :func:`speed_params` instead."""
-    return result_params(_job_settings(cfg, variant), SPEED_KEYS)
+    return result_params(_job_settings(section(config), variant), SPEED_KEYS)
 
 
-def speed_settings(cfg: dict) -> dict:
-    """The speed knobs of a training job (checkpoint interval): they change no result."""
-    return {k: cfg[k] for k in SPEED_KEYS}
+def speed_params(config: dict):
+    """The speed knobs of a training job (checkpoint interval) as the rule's ``speed`` params function
+    (``depthwidth.config.speed_params``): editing one retrains nothing."""
+    return config_speed_params(section(config), SPEED_KEYS, "depth_toy")
 
 
-def speed_params(cfg: dict):
-    """:func:`speed_settings` as a rule's params function. It takes ``output``, so Snakemake counts it as
-    derived from the outputs and leaves it out of its params rerun trigger: editing a speed knob retrains
-    nothing."""
+def threads(config: dict) -> int:
+    return int(section(config)["threads"])
 
-    def params(wildcards, output):
-        return speed_settings(cfg)
 
-    return params
+def gpus(config: dict) -> int:
+    """GPUs a training job asks for: 1 unless it trains on the CPU."""
+    return int(section(config)["device"] != "cpu")
+
+
+def gpu_partition(config: dict) -> dict:
+    """{'slurm_partition': 'gpu'} for GPU jobs (the partition profiles/slurm names for GPU rules), else {}."""
+    return {"slurm_partition": "gpu"} if gpus(config) else {}
 
 
 def variant_table(cfg: dict) -> list[dict]:
@@ -213,7 +228,8 @@ def variant_table(cfg: dict) -> list[dict]:
     return rows
 
 
-def section_params(cfg: dict) -> dict:
+def section_params(config: dict) -> dict:
+    cfg = section(config)
     return {
         "headline_variant": cfg["headline_variant"],
         "note": cfg["note"],
@@ -240,10 +256,11 @@ def job_seed(seed: int, kind: str, variant: str, rep: int) -> int:
     return (seed * 100_003 + rep * 101 + zlib.crc32(f"{kind}/{variant}".encode())) % (2**31)
 
 
-def estimate_minutes(cfg: dict, variant: str) -> int:
+def estimate_minutes(config: dict, variant: str) -> int:
     """Runtime request (minutes) of one job with a 3x margin: on one CPU core ~1.5 ms per block-step at
     batch 1024 (a teacher block forward counts 1, a student block forward + backward 3); on a GPU a rough
     30x less, since the batched students fill it far better than one small student does."""
+    cfg = section(config)
     v = cfg["variants"][variant]
     n_t = len(variant_temperatures(cfg, variant))
     per_mlp = 2 if VARIANTS[variant_setup(cfg, variant)]["block"] == "rk2" else 1
@@ -254,9 +271,10 @@ def estimate_minutes(cfg: dict, variant: str) -> int:
     return max(5, int(3 * seconds / 60) + 1)
 
 
-def mem_mb(cfg: dict, variant: str) -> int:
+def mem_mb(config: dict, variant: str) -> int:
     """Activations of the largest depth group (~7 floats of width 4D per block, sample and student) plus the
     Adam state of every student, plus ~500 MB for Python and torch."""
+    cfg = section(config)
     v = cfg["variants"][variant]
     n_t = len(variant_temperatures(cfg, variant))
     D = cfg["width"]

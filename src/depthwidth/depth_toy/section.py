@@ -17,7 +17,8 @@ from depthwidth.integrity import read_table  # noqa: E402
 from depthwidth.report.html import Figures, agree_within, fmt_pm, headline_row, table_html, write_section  # noqa: E402
 
 TITLE = "Depth toy: smooth vs random-walk teachers (Liu et al. 2026)"
-KIND_STYLE = {"independent": ("tab:blue", "o"), "tied": ("tab:red", "s")}
+# colours of the report's palette (report.html.THEME)
+KIND_STYLE = {"independent": ("C0", "o"), "tied": ("C3", "s")}
 PAPER = {"independent": papers.ALPHA_L_TOY_INDEPENDENT, "tied": papers.ALPHA_L_TOY_TIED}
 # The paper gives no error bars; we take 0.15 and 0.5 as its uncertainty, so "agree" means within
 # 2·sqrt(err² + tol²) of the paper's value.
@@ -131,6 +132,10 @@ def _angles_fig(angles: pd.DataFrame):
 
 
 def _alpha_vs_step(traj: pd.DataFrame):
+    """α_ℓ against training step per variant: the mean over the job's rows and, for KL variants, the band
+    from the lowest to the highest temperature's α_ℓ (seaborn draws both from the rows)."""
+    import seaborn as sns
+
     variants = list(dict.fromkeys(traj["variant"]))
     fig, axes = plt.subplots(1, len(variants), figsize=(5.2 * len(variants), 3.8), squeeze=False, sharey=True)
     for ax, variant in zip(axes[0], variants):
@@ -138,13 +143,16 @@ def _alpha_vs_step(traj: pd.DataFrame):
             e = traj[(traj["kind"] == kind) & (traj["variant"] == variant)]
             if e.empty:
                 continue
-            by_step = e.groupby("step")["alpha"]
-            mean = by_step.mean()
-            ax.plot(mean.index, mean.values, marker + "-", color=color, label=f"{kind} teacher")
-            if e["temperature"].notna().any():
-                ax.fill_between(
-                    mean.index, by_step.min().values, by_step.max().values, color=color, alpha=0.15
-                )
+            sns.lineplot(
+                data=e,
+                x="step",
+                y="alpha",
+                errorbar=("pi", 100) if e["temperature"].notna().any() else None,
+                marker=marker,
+                color=color,
+                label=f"{kind} teacher",
+                ax=ax,
+            )
             ax.axhline(PAPER[kind].value, color=color, ls=":", lw=1)
         ax.set_xlabel("training step")
         ax.set_title(f"variant {variant}")

@@ -43,8 +43,6 @@ from .metrics import LOSSES, batch_metrics, find_parts, loss_layers
 
 log = logging.getLogger("depthwidth.hidden_states")
 
-INDEX_KEYS = ("doc_index", "position", "token_id", "target_id")
-
 
 def resolve_device(device: str = "auto") -> torch.device:
     return _resolve_device(device, "hidden_states.device")

@@ -43,7 +43,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-GEOMETRY = ("theta", "theta_dh", "norm", "angle_to_last", "progress")
 LOSSES = ("logit_lens", "last_block")
 LAST_BLOCK_MASKS = ("causal", "padding_only")
 

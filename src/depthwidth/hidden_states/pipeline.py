@@ -3,13 +3,14 @@
 Plain functions of the validated config: the schema's defaults (``schemas/hidden_states.schema.yaml``)
 are already filled in by ``depthwidth.config.validate_config``. Keys that change speed but not results
 (:data:`SPEED_KEYS`) are kept out of the rerun-triggering params (``depthwidth.config.result_params``)
-and reach the extraction through :func:`speed_params`, a params function that Snakemake does not count
-as a rerun trigger.
+and reach the extraction through :func:`speed_params` (``depthwidth.config.speed_params``, the one way
+every stage passes its speed knobs).
 """
 
 from __future__ import annotations
 
 from depthwidth.config import ConfigError, result_params
+from depthwidth.config import speed_params as config_speed_params
 
 SPEED_KEYS = ("batch_tokens", "max_batch_docs", "loss_chunk_tokens", "checkpoint_every_s")
 # Keys of the section that are not settings of the extraction itself.
@@ -46,20 +47,10 @@ def extract_params(config: dict) -> dict:
     return result_params({**sub, "n_docs": hs["corpus"]["n_docs"]}, SPEED_KEYS)
 
 
-def speed_settings(config: dict) -> dict:
-    """The speed-only settings of the extraction (batch sizes, decoding chunk, checkpoint interval)."""
-    hs = config["hidden_states"]
-    return {k: hs[k] for k in SPEED_KEYS}
-
-
 def speed_params(config: dict):
-    """:func:`speed_settings` as a rule's params function. It takes ``output``, so Snakemake counts it as
-    derived from the outputs and leaves it out of its params rerun trigger: tuning them reruns nothing."""
-
-    def params(wildcards, output):
-        return speed_settings(config)
-
-    return params
+    """The speed-only settings of the extraction (batch sizes, decoding chunk, checkpoint interval) as
+    the rule's ``speed`` params function (``depthwidth.config.speed_params``): tuning them reruns nothing."""
+    return config_speed_params(config["hidden_states"], SPEED_KEYS, "hidden_states")
 
 
 def gpu_resources(config: dict) -> dict:

@@ -5,9 +5,10 @@ imports. Every function is a plain function of the validated ``config`` (default
 from __future__ import annotations
 
 from depthwidth.config import result_params
+from depthwidth.config import speed_params as config_speed_params
 
-# keys that change how fast a job runs, not its numbers: passed as resources, so editing them reruns nothing
-LOSS_SPEED_KEYS = ("checkpoint_every", "gpus")
+# keys of lm_head.loss that change how fast a loss job runs, not its numbers (speed_params)
+SPEED_KEYS = ("checkpoint_every",)
 
 
 def models(config: dict) -> list[str]:
@@ -76,8 +77,10 @@ def loss_params(config: dict) -> dict:
     return {"max_tokens": sec["max_tokens"], "dtype": sec["dtype"]}
 
 
-def loss_checkpoint_every(config: dict) -> int:
-    return config["lm_head"]["loss"]["checkpoint_every"]
+def loss_speed_params(config: dict):
+    """The checkpoint interval of a loss job as the rule's ``speed`` params function
+    (``depthwidth.config.speed_params``): editing it reruns nothing."""
+    return config_speed_params(config["lm_head"]["loss"], SPEED_KEYS, "lm_head.loss")
 
 
 def loss_gpus(config: dict) -> int:

@@ -49,8 +49,8 @@ GEOMETRY_COLUMNS = [
 
 
 def _colors(families):
-    cmap = plt.get_cmap("tab10")
-    return {f: cmap(i % 10) for i, f in enumerate(sorted(set(families)))}
+    """One colour of the report's palette (``report.html.THEME``) per family."""
+    return {f: f"C{i % 10}" for i, f in enumerate(sorted(set(families)))}
 
 
 def _log_log(ax, xlabel: str, ylabel: str, legend_size: float = 8) -> None:
@@ -120,9 +120,8 @@ def fig_norms(norms: dict[str, np.ndarray], dead_fraction: float | None):
 def fig_loss(loss: pd.DataFrame, fit: dict):
     fig, ax = plt.subplots(figsize=(5.2, 4))
     groups = loss["family"] + " / " + loss["corpus"]
-    cmap = plt.get_cmap("tab10")
     for i, (grp, g) in enumerate(loss.groupby(groups, sort=True)):
-        c = cmap(i % 10)
+        c = f"C{i % 10}"
         ax.scatter(g["width"], g["loss_nats"], color=c, s=30, label=grp, zorder=3)
         if fit.get("status") == "ok" and grp in fit["B"]:
             mm = np.geomspace(g["width"].min() / 1.3, g["width"].max() * 1.3, 60)
@@ -133,11 +132,10 @@ def fig_loss(loss: pd.DataFrame, fit: dict):
 
 def fig_rank_frequency(token_fit: pd.DataFrame, counts: dict[str, np.ndarray]):
     fig, ax = plt.subplots(figsize=(5.2, 4))
-    cmap = plt.get_cmap("tab10")
     for i, r in enumerate(token_fit.itertuples()):
         label = f"{r.tokenizer} / {r.corpus}"
         ranks, p = rank_frequency(counts[label])
-        ax.plot(ranks, p, color=cmap(i % 10), lw=1, label=f"{label}: α = {r.alpha:.3f}")
+        ax.plot(ranks, p, color=f"C{i % 10}", lw=1, label=f"{label}: α = {r.alpha:.3f}")
         rr = np.geomspace(r.rank_min, r.rank_max, 20)
         ax.plot(rr, np.exp(r.log_c) * rr**-r.alpha, color="k", ls="--", lw=0.8)
     if len(token_fit):

@@ -21,13 +21,33 @@ from depthwidth.integrity import seal  # noqa: E402
 HEADLINE_KEYS = ("quantity", "paper", "value", "err", "agree", "source", "note")
 
 
+# The one look of every figure of the report: seaborn's white grid, its colour-blind-safe palette (the
+# colour cycle C0, C1, ... of plain matplotlib calls too) and one text size; set by ``Figures``.
+THEME = {
+    "context": "notebook",
+    "style": "whitegrid",
+    "palette": "colorblind",
+    "font_scale": 0.8,
+    "rc": {"axes.titlesize": 10, "legend.fontsize": 8, "legend.framealpha": 0.85, "figure.dpi": 110},
+}
+
+
+def apply_theme() -> None:
+    """Set :data:`THEME` for every figure drawn after it (seaborn and plain matplotlib alike)."""
+    import seaborn as sns
+
+    sns.set_theme(**THEME)
+
+
 class Figures:
     """Where one section's figures go: ``<folder>/<name>.png`` with its caption beside it as
     ``<name>.txt``. ``html`` returns the <figure> element that points at the file; the report rule
     embeds the file into the page (``depthwidth.report.page``), so the page stays self-contained while
-    every figure is also a PNG anyone can reuse or diff."""
+    every figure is also a PNG anyone can reuse or diff. Making one applies the report's theme
+    (:func:`apply_theme`), so every section draws its figures in the same style."""
 
     def __init__(self, folder: str | Path):
+        apply_theme()
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.names: list[str] = []

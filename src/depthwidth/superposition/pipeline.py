@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from depthwidth.config import result_params
+from depthwidth.config import speed_params as config_speed_params
 from depthwidth.superposition.grid import parse_distribution
 
 CELL_DIR = "results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}"
@@ -29,8 +30,8 @@ TRAIN_KEYS = (
     "checkpoint_every",
     "device",
 )
-# Of those, the ones that do not change results: they reach the job as resources (checkpoint_every,
-# gpu), not params.
+# Of those, the ones that do not change results: they reach the job through speed_params, not the
+# rerun-triggering params.
 SPEED_KEYS = ("checkpoint_every", "device")
 
 
@@ -104,11 +105,11 @@ def train_params(config: dict) -> dict:
     return result_params({k: cfg[k] for k in TRAIN_KEYS}, SPEED_KEYS) if cfg else {}
 
 
-def checkpoint_every(config: dict) -> int:
-    """Steps between checkpoints: a speed setting, passed to jobs as a resource so that editing it
-    retrains nothing."""
+def speed_params(config: dict):
+    """The speed settings of a training job (checkpoint interval, device) as the rule's ``speed`` params
+    function (``depthwidth.config.speed_params``): editing them retrains nothing."""
     cfg = stage_config(config)
-    return int(cfg["checkpoint_every"]) if cfg else 0
+    return config_speed_params(cfg, SPEED_KEYS if cfg else (), "superposition")
 
 
 def gpus(config: dict) -> int:

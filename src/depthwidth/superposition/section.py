@@ -192,26 +192,43 @@ def tables_html(cells: pd.DataFrame, exps: pd.DataFrame, analysis: dict) -> str:
 
 
 def loss_vs_width_figure(figs: Figures, cells: pd.DataFrame, exps: pd.DataFrame) -> str:
-    """Final loss against m per law (up to four panels) and γ, with the fits and the weak ideal."""
+    """Final loss against m per law (up to four panels) and γ, with the spread over seeds, the fits and
+    the weak ideal. seaborn draws the mean over seeds and their range from the per-cell rows."""
+    import seaborn as sns
+
     n = int(cells.n.iloc[0])
     show = list(dict.fromkeys(cells.distribution))[:4]
     gammas, ms = sorted(cells.gamma.unique()), sorted(cells.m.unique())
+    labels = {g: f"γ = {g:g}" for g in gammas}
     fig, axes = plt.subplots(1, len(show), figsize=(4.8 * len(show), 3.8), squeeze=False)
     for ax, d in zip(axes[0], show):
+        sns.lineplot(
+            data=cells[cells.distribution == d].assign(γ=lambda c: c.gamma.map(labels)),
+            x="m",
+            y="final_loss",
+            hue="γ",
+            hue_order=list(labels.values()),
+            palette={labels[g]: _gamma_color(g, gammas) for g in gammas},
+            marker="o",
+            markersize=5,
+            errorbar=("pi", 100),
+            ax=ax,
+        )
         for g in gammas:
-            sel = cells[(cells.distribution == d) & (cells.gamma == g)].groupby("m").final_loss.mean()
-            color = _gamma_color(g, gammas)
-            ax.loglog(sel.index, sel.values, "o-", color=color, label=f"γ = {g:g}", ms=4)
             fit = exps[(exps.distribution == d) & (exps.gamma == g)]
             if len(fit) and np.isfinite(fit.exponent.iloc[0]):
                 mm = np.array([fit.m_min.iloc[0], fit.m_max.iloc[0]])
-                ax.loglog(
-                    mm, np.exp(fit.intercept.iloc[0]) * mm ** -fit.exponent.iloc[0], ":", color=color, lw=1
+                ax.plot(
+                    mm,
+                    np.exp(fit.intercept.iloc[0]) * mm ** -fit.exponent.iloc[0],
+                    ":",
+                    color=_gamma_color(g, gammas),
+                    lw=1,
                 )
-        ax.loglog(np.array(ms), weak_theory_loss(d, n, ms), "k--", lw=1, label="top-m features perfect")
+        ax.plot(np.array(ms), weak_theory_loss(d, n, ms), "k--", lw=1, label="top-m features perfect")
+        ax.set(xscale="log", yscale="log", title=d)
         ax.set_xlabel("width m (hidden dimensions)")
         ax.set_ylabel("final loss (MSE per feature)")
-        ax.set_title(d, fontsize=10)
         _width_ticks(ax, ms)
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -219,7 +236,8 @@ def loss_vs_width_figure(figs: Figures, cells: pd.DataFrame, exps: pd.DataFrame)
         fig,
         "loss_vs_width",
         "Final loss against width m, log-log, per frequency law (panels) and "
-        "weight decay γ (colours: blue = negative, strong superposition; red = positive, weak). "
+        "weight decay γ (colours: blue = negative, strong superposition; red = positive, weak): mean "
+        "over seeds, band from the lowest to the highest seed. "
         "Dotted: the power-law fits of exponents.csv. Dashed: the weak-superposition ideal, the m "
         "most frequent features stored perfectly and the rest replaced by their mean, "
         "L = (1/n) Σ_{i>m} (4p_i/3 − p_i²).",
@@ -257,18 +275,27 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
 
 
 def phase_figure(figs: Figures, pw: pd.DataFrame) -> str:
-    """α_m over the (γ, α) grid as a heat map with the values written in."""
-    piv = pw.pivot_table(index="gamma", columns="alpha", values="exponent")
+    """α_m over the (γ, α) grid as a seaborn heat map with the values written in (text colour set
+    against each cell's shade), γ growing upwards."""
+    import seaborn as sns
+
+    piv = pw.pivot_table(index="gamma", columns="alpha", values="exponent").sort_index(ascending=False)
     fig, ax = plt.subplots(figsize=(5.2, 3.8))
-    im = ax.imshow(piv.values, origin="lower", aspect="auto", cmap="viridis")
-    ax.set_xticks(range(piv.shape[1]), [f"{a:g}" for a in piv.columns])
-    ax.set_yticks(range(piv.shape[0]), [f"{g:g}" for g in piv.index])
+    sns.heatmap(
+        piv,
+        annot=True,
+        fmt=".2f",
+        annot_kws={"fontsize": 7},
+        cmap="viridis",
+        linewidths=0.5,
+        xticklabels=[f"{a:g}" for a in piv.columns],
+        yticklabels=[f"{g:g}" for g in piv.index],
+        cbar_kws={"label": "α_m (dimensionless)"},
+        ax=ax,
+    )
     ax.set_xlabel("α (frequency exponent)")
     ax.set_ylabel("weight decay γ")
-    for i in range(piv.shape[0]):
-        for j in range(piv.shape[1]):
-            ax.text(j, i, f"{piv.values[i, j]:.2f}", ha="center", va="center", fontsize=7, color="w")
-    fig.colorbar(im, ax=ax, label="α_m (dimensionless)")
+    ax.tick_params(axis="y", labelrotation=0)
     return figs.html(
         fig,
         "phase",
@@ -309,8 +336,12 @@ def geometry_figure(figs: Figures, cells: pd.DataFrame, analysis: dict) -> str:
 
 
 def curves_figure(figs: Figures, cells: pd.DataFrame, models: dict, analysis: dict) -> str:
-    """Loss curves and row-norm histograms of the extreme cells (γ, m) of the first law."""
+    """Loss curves and row-norm histograms of the extreme cells (γ, m) of the first law (seaborn's step
+    histograms: overlapping distributions stay readable)."""
+    import seaborn as sns
+
     d0 = cells.distribution.iloc[0]
+    norms = []
     gammas, ms = sorted(cells.gamma.unique()), sorted(cells.m.unique())
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6))
     for g in (min(gammas), max(gammas)):
@@ -324,14 +355,19 @@ def curves_figure(figs: Figures, cells: pd.DataFrame, models: dict, analysis: di
             axes[0].loglog(np.arange(1, len(sm) + 1) * k, sm, label=f"γ = {g:g}, m = {m}")
             if m == max(ms):
                 nrm = np.linalg.norm(np.asarray(models[key]["W"], float), axis=1)
-                axes[1].hist(nrm, bins=40, alpha=0.6, label=f"γ = {g:g}, m = {m}")
-    axes[1].axvline(analysis["norm_threshold"], color="k", ls="--", lw=1, label="threshold")
+                norms.append(pd.DataFrame({"norm": nrm, "cell": f"γ = {g:g}, m = {m}"}))
+    if norms:
+        sns.histplot(pd.concat(norms), x="norm", hue="cell", bins=40, element="step", ax=axes[1])
+    threshold = axes[1].axvline(analysis["norm_threshold"], color="k", ls="--", lw=1)
+    hist = axes[1].get_legend()  # seaborn's legend of the cells; the threshold line joins it
+    handles = list(hist.legend_handles) if hist else []
+    texts = [t.get_text() for t in hist.texts] if hist else []
+    axes[1].legend([*handles, threshold], [*texts, "threshold"], fontsize=7)
     axes[0].set_xlabel("training step")
     axes[0].set_ylabel("training loss (MSE, block means)")
     axes[1].set_xlabel("row norm ‖W_i‖")
     axes[1].set_ylabel("number of features")
-    for ax in axes:
-        ax.legend(fontsize=7)
+    axes[0].legend(fontsize=7)
     return figs.html(
         fig,
         "curves",
