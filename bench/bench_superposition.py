@@ -28,7 +28,9 @@ import torch
 
 from depthwidth.superposition import fused
 from depthwidth.superposition.data import feature_probabilities
-from depthwidth.superposition.train import TrainSettings, choose_path, reference_train, train_cells
+from depthwidth.superposition.grads import choose_path
+from depthwidth.superposition.reference import reference_train
+from depthwidth.superposition.train import TrainSettings, train_cells
 
 
 def matmul_peak_gflops(size: int = 1024, reps: int = 10) -> float:
