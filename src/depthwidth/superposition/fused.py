@@ -207,30 +207,31 @@ def rows_of(x: Batch) -> Rows:
     return rows
 
 
-def _within(v: np.ndarray, lo: int, hi: int) -> bool:
-    """Whether every value of ``v`` lies in [lo, hi) (an empty ``v`` does)."""
-    return v.size == 0 or (int(v.min()) >= lo and int(v.max()) < hi)
+def _below(v: np.ndarray, hi: int) -> bool:
+    """Whether every value of the int64 array ``v`` lies in [0, hi), with one reduction: read as unsigned, a
+    negative value is above 2**63."""
+    return v.size == 0 or int(v.view(np.uint64).max()) < hi
 
 
 def _index_problem(rows: Rows, Ba: int, width: int) -> str:
     """The first index array that would make the C code read or write outside its arrays, or ''. In numpy
-    (views of the checked CPU tensors): about 40 µs per batch, where torch ops take several times that."""
+    (views of the checked CPU tensors), one reduction per array: about 25 µs per batch."""
     act, s_off, m_rows, starts, ends, inv, feats = (
         t.numpy() for t in (rows.act, rows.s_off, rows.m_rows, rows.starts, rows.ends, rows.inv, rows.feats)
     )
     a, K = act.size, feats.size
     checks = (
-        ("act outside [0, n)", lambda: _within(act, 0, rows.n)),
+        ("act outside [0, n)", lambda: _below(act, rows.n)),
         ("s_off not from 0 to len(s_vals)", lambda: s_off[0] == 0 and s_off[a] == rows.s_vals.numel()),
-        ("s_off decreasing", lambda: not (s_off[1:] < s_off[:-1]).any()),
-        ("m_rows outside [0, Ba)", lambda: _within(m_rows, 0, Ba)),
-        ("starts, ends outside [0, K]", lambda: _within(starts, 0, K) and _within(ends, 1, K + 1)),
+        ("s_off decreasing", lambda: _below(np.diff(s_off), K + 1)),
+        ("m_rows outside [0, Ba)", lambda: _below(m_rows, Ba)),
+        ("starts, ends outside [0, K]", lambda: _below(starts, K) and _below(ends, K + 1)),
         (
             "a row empty or longer than pre_act allows",
-            lambda: _within(ends - starts, 1, width + 1) and 4 * width <= rows.pre_act.numel(),
+            lambda: _below(ends - starts - 1, width) and 4 * width <= rows.pre_act.numel(),
         ),
-        ("inv outside [0, a)", lambda: _within(inv, 0, a)),
-        ("feats outside [0, n)", lambda: _within(feats, 0, rows.n)),
+        ("inv outside [0, a)", lambda: _below(inv, a)),
+        ("feats outside [0, n)", lambda: _below(feats, rows.n)),
         ("n_empty < 0", lambda: rows.n_empty >= 0),
     )
     return next((what for what, ok in checks if not ok()), "")
