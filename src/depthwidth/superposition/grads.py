@@ -139,7 +139,7 @@ def loss_and_grads_features(
     scaled: bool = True,
 ) -> tuple[float, torch.Tensor, torch.Tensor]:
     """The features route on the trainer's layout. ``scaled=False`` leaves the gradients unscaled (the
-    caller multiplies them by ``_grad_scale``, as the compiled update does in its pass)."""
+    caller multiplies them by ``grad_scale``, as the compiled update does in its pass)."""
     B, n, m, a = x.B, x.n, Wt.shape[0], x.n_features
     gWt, gb = out if out is not None else (torch.empty_like(Wt), torch.empty_like(b))
     # W_Aᵀ (m, a), gathered along Wᵀ's rows, and Wᵀ (m, n): the products below are oriented as MKL runs
