@@ -134,6 +134,17 @@ def test_cache_folder_is_the_users_not_the_projects(monkeypatch, tmp_path):
     assert native.cache_dir() == tmp_path / "mine"
 
 
+def test_an_unwritable_cache_folder_is_named_with_the_fix(tmp_path, monkeypatch):
+    _needs_compiler()
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv(native.CACHE_ENV, str(blocked))
+    with pytest.raises(
+        RuntimeError, match=f"cannot write the kernel build cache {blocked}.*set {native.CACHE_ENV}"
+    ):
+        native.cached_build(fused.NAME, fused.SOURCE, fused.FLAGS, fused.LIBS)
+
+
 def _problem(C=2, m=5):
     n, B = 70, 96
     sampler = SparseSampler(feature_probabilities("power-a1.2", n), B, torch.Generator().manual_seed(3))

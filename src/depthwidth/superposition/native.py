@@ -140,7 +140,13 @@ def cached_build(
     lib = folder / f"{name}-{key}.so"
     if lib.is_file() and not rebuild:
         return Build(lib, key, True, time.perf_counter() - t)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}-{key}.lock").touch()
+    except OSError as e:
+        raise RuntimeError(
+            f"cannot write the kernel build cache {folder} ({e}); set {CACHE_ENV} to a writable folder"
+        ) from e
     with _exclusive(folder / f"{name}-{key}.lock"):
         if lib.is_file() and not rebuild:  # another process built it while this one waited
             return Build(lib, key, True, time.perf_counter() - t)
