@@ -23,14 +23,14 @@ from depthwidth.superposition.data import (
     parse_distribution,
 )
 from depthwidth.fits import power_law_fit as fit_power_law
+from depthwidth.superposition.batch import Batch, Workspace
+from depthwidth.superposition.grads import loss_and_grads, loss_and_grads_features
 from depthwidth.superposition.pipeline import cells
+from depthwidth.superposition.reference import reference_train
 from depthwidth.superposition.train import (
     TrainingDiverged,
     TrainSettings,
-    _Batch,
     init_params,
-    loss_and_grads,
-    reference_train,
     superposition_train,
     train_cells,
 )
@@ -96,7 +96,7 @@ def test_gradients_equal_autograd(path):
     L = torch.nn.functional.mse_loss(torch.relu(x @ Wd @ Wd.T + bd), x)
     L.backward()
     for chunk in (512, 37):  # one block and many blocks
-        loss, gW, gb = loss_and_grads(W, b, _Batch(rows, feats, vals, B, n, chunk_rows=chunk), path)
+        loss, gW, gb = loss_and_grads(W, b, Batch(rows, feats, vals, B, n, chunk_rows=chunk), path)
         assert loss == pytest.approx(L.item(), rel=1e-6)
         assert ((gW.double() - Wd.grad).norm() / Wd.grad.norm()).item() < 1e-5
         assert ((gb.double() - bd.grad).norm() / bd.grad.norm()).item() < 1e-5
@@ -288,7 +288,7 @@ def test_paper_large_is_the_papers_exp17_setup():
 def test_loss_scale_scales_the_gradients_only():
     n, B, m = 120, 256, 6
     p = feature_probabilities("power-a1.2", n)
-    x = _Batch(*SparseSampler(p, B, torch.Generator().manual_seed(0)).sample(), B, n)
+    x = Batch(*SparseSampler(p, B, torch.Generator().manual_seed(0)).sample(), B, n)
     W, b = init_params(n, m, 0)
     for path in ("features", "hidden"):
         l1, gW1, gb1 = loss_and_grads(W, b, x, path)
@@ -350,7 +350,7 @@ def test_fused_kernel_matches_torch_code(monkeypatch):
         pytest.skip("the kernel is not built here (no C compiler, or DEPTHWIDTH_FUSED=0)")
     n, B, m = 157, 500, 7
     p = feature_probabilities("power-a1.2", n)
-    x = _Batch(*SparseSampler(p, B, torch.Generator().manual_seed(5)).sample(), B, n)
+    x = Batch(*SparseSampler(p, B, torch.Generator().manual_seed(5)).sample(), B, n)
     W, b = init_params(n, m, 1)
     b = b * 0.3
     ours = loss_and_grads(W, b, x, "features")
@@ -398,7 +398,7 @@ def test_compiled_update_matches_torch_update(monkeypatch):
         pytest.skip("the kernel is not built here (no C compiler, or DEPTHWIDTH_FUSED=0)")
     n, B, m, C = 157, 500, 7, 3
     S = TrainSettings(n=n, batch=B, steps=10, warmup_steps=2)
-    x = _Batch(
+    x = Batch(
         *SparseSampler(feature_probabilities("power-a1.2", n), B, torch.Generator().manual_seed(4)).sample(),
         B,
         n,
@@ -437,7 +437,7 @@ def test_group_call_gives_the_per_cell_products_exactly():
     if not fused.group_ok():
         pytest.skip("the per-group call is not available here (no compiler, or torch exports no sgemm_)")
     n, B, C = 1000, 2048, 3
-    x = _Batch(
+    x = Batch(
         *SparseSampler(feature_probabilities("power-a1.5", n), B, torch.Generator().manual_seed(0)).sample(),
         B,
         n,
@@ -446,10 +446,10 @@ def test_group_call_gives_the_per_cell_products_exactly():
     for m in (10, 39):
         Wt, b = torch.randn(C, m, n, generator=g) * 0.1, torch.randn(C, n, generator=g) * 0.1
         G, Gb = torch.empty(C, m, n), torch.empty(C, n)
-        sq = fused.group_grads(Wt, b, x, G, Gb, tr._Workspace())
+        sq = fused.group_grads(Wt, b, x, G, Gb, Workspace())
         for c in range(C):
-            loss, gW, gb = tr._loss_and_grads_features(
-                Wt[c], b[c], x, 1.0, tr._Workspace(), (torch.empty(m, n), torch.empty(n)), scaled=False
+            loss, gW, gb = loss_and_grads_features(
+                Wt[c], b[c], x, 1.0, Workspace(), (torch.empty(m, n), torch.empty(n)), scaled=False
             )
             assert torch.equal(G[c], gW) and torch.equal(Gb[c], gb)
             assert float(sq[c]) / (B * n) == loss

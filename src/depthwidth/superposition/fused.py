@@ -1,22 +1,40 @@
-"""One fused pass over the active rows of a batch (the features route's elementwise work), in C.
+"""The superposition trainer's compiled kernel (``kernel.c`` beside this file), behind a checked boundary.
 
-Given the rows G_A = W_A Wᵀ (a × n) of the batch's distinct active features and b, the kernel forms
-for every active row pre = x_r G_A + b, y = ReLU(pre), the residual y − x (x is nonzero only at the
-row's own entries), its square summed into the loss, and R = (y − x)·[pre > 0] summed into dL/db and
-into D = x_Aᵀ R. The (rows × n) block of pre-activations is never stored, where the torch code makes
-six or seven passes over it in memory:
+What it computes: given the rows G_A = W_A Wᵀ (a × n) of the batch's distinct active features and b, the
+fused pass forms for every active row pre = x_r G_A + b, y = ReLU(pre), the residual y − x (x is nonzero
+only at the row's own entries), its square summed into the loss, and R = (y − x)·[pre > 0] summed into
+dL/db and into D = x_Aᵀ R, without storing the (rows × n) block that the torch code passes over six or
+seven times (single-feature rows a feature and 16 columns at a time in registers, the other rows one at a
+time in a row buffer in the first-level cache, rows without an active feature in closed form).
+``group_grads`` does a width group's whole features route in one call (gather, the three products through
+torch's own BLAS, the pass, scatter) and ``adam_group`` its optimiser step (gradient scale, decay, Adam).
 
-- rows with one active feature j (most rows) are taken a feature at a time and 16 columns at a time,
-  their terms summed over the rows in registers (the feature's own column fixed up after);
-- the other rows one at a time in a row buffer that stays in the first-level cache, grouped by their
-  first feature so that its rows of G_A and D stay in cache too;
-- rows with no active feature in closed form (pre = b there).
+Build: the C source is compiled once per machine with the system C compiler (``native.cached_build``:
+a user cache folder, ``~/.cache/depthwidth/kernels`` unless ``DEPTHWIDTH_CACHE_DIR`` or ``XDG_CACHE_HOME``
+says otherwise, keyed by the source, the flags, the compiler and the CPU, built under a lock and renamed
+into place) and loaded with ctypes; no torch headers are needed. A process that finds the build logs
+"reused the build" and spends a few milliseconds on it. Without a compiler, or if the build or a
+self-check against a plain torch computation fails, ``kernel()`` returns None (one log line) and the
+trainer uses its torch code, which computes the same quantities (equal up to float rounding order).
+``DEPTHWIDTH_FUSED=0`` turns the kernel off.
 
-The source is compiled once per process with the system C compiler (about half a second) into a
-temporary directory and loaded with ctypes; no torch headers are needed. Without a compiler, or if
-the build or a self-check against the torch code fails, ``kernel()`` returns None (with one log line)
-and the trainer uses its torch code, which computes the same quantities (equal up to float rounding
-order).
+Boundary: every call goes through ``Kernel``'s keyword-only methods, which check each tensor argument's
+dtype, shape, contiguity and device (and derive every size from the shapes) before the call, raising
+``KernelArgumentError`` naming the argument; a batch's index arrays are checked for range once, when
+``rows_of`` packs them.
+
+CPU dependence: ``-march=native`` compiles for the build machine's instruction set, and
+``-ffp-contract=fast`` lets the compiler fuse a multiply and an add into one FMA instruction (one
+rounding instead of two) wherever the instruction set has one. So on CPUs with different instruction
+sets (with and without FMA, AVX2 or AVX-512) the kernel rounds differently, and so do torch's BLAS and
+its vectorised ops, which pick their code by CPU at run time. On one machine every run repeats bit for
+bit (the cells do not depend on their job-mates, the thread count of these single-thread jobs, or a
+resume). A checkpoint resumed on a CPU of another kind is accepted (its fingerprint does not hold the
+CPU) and training continues from the saved weights, Adam moments and data-stream state: the same data
+and schedule, a valid run of the same cell, but from the resume on its rounding is the other CPU's, and
+its numbers differ from an uninterrupted run by rounding that grows over the remaining steps (as between
+any two CPUs), not by more. The same holds where the other machine has no C compiler and runs the torch
+code.
 """
 
 from __future__ import annotations
@@ -24,403 +42,308 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
-import shutil
 import subprocess
-import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
+
+from depthwidth.superposition import native
+from depthwidth.superposition.batch import Batch, Workspace
+from depthwidth.superposition.data import SparseSampler, feature_probabilities
 
 log = logging.getLogger("depthwidth.superposition")
 
-_SOURCE = r"""
-#define _POSIX_C_SOURCE 199309L
-#include <math.h>
-#include <stdint.h>
-#include <time.h>
+SOURCE = Path(__file__).with_name("kernel.c")
+NAME = "superposition-kernel"
 
-/* 8 floats, loaded and stored unaligned (GCC/Clang vector extension; a machine without 256-bit
-   registers runs it as two halves) */
-typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
-typedef int32_t v8i __attribute__((vector_size(32), aligned(4), may_alias));
-
-static inline v8 relu8(v8 p)
-{   /* max(p, 0) with NaN kept (p < 0 is false for NaN): a diverged run shows in the loss */
-    const v8 zero = {0.0f};
-    return (v8)(~(p < zero) & (v8i)p);
-}
-
-/* Rows with one active feature j, values v[0..cnt), over the 16 columns at g, bb, gbq, dq:
-   pre = v*g + b, y = ReLU(pre), summed over the rows in registers into dL/db (gbq, the sum of y) and
-   D's row (dq, the sum of v*y), and the squared error (returned). With many rows (sq_closed) the
-   squared error is not summed row by row: where y > 0, y = v*g + b, so the sum of y^2 is
-   g * sum(v*y) + b * sum(y), formed in double once per column. The feature's own column, where x = v,
-   is fixed up by the caller. */
-static inline double singles16(const float *restrict g, const float *restrict bb,
-                               const float *restrict v, int64_t cnt, float *restrict gbq,
-                               float *restrict dq, int sq_closed, v8 *restrict sqv)
-{
-    const v8 g0 = *(const v8 *)g, g1 = *(const v8 *)(g + 8);
-    const v8 b0 = *(const v8 *)bb, b1 = *(const v8 *)(bb + 8);
-    v8 s00 = {0.0f}, s01 = {0.0f}, s10 = {0.0f}, s11 = {0.0f}, s20 = {0.0f}, s21 = {0.0f};
-    for (int64_t r = 0; r < cnt; r++) { /* -O3 unswitches the loop on sq_closed */
-        const float vr = v[r];
-        const v8 y0 = relu8(vr * g0 + b0), y1 = relu8(vr * g1 + b1);
-        s00 += y0;
-        s01 += y1;
-        s10 += vr * y0;
-        s11 += vr * y1;
-        if (!sq_closed) {
-            s20 += y0 * y0;
-            s21 += y1 * y1;
-        }
-    }
-    *(v8 *)gbq += s00;
-    *(v8 *)(gbq + 8) += s01;
-    *(v8 *)dq = s10; /* the first contribution to D's row: the caller did not zero it */
-    *(v8 *)(dq + 8) = s11;
-    double acc = 0.0;
-    if (sq_closed)
-        for (int l = 0; l < 8; l++)
-            acc += ((double)g[l] * (double)s10[l] + (double)bb[l] * (double)s00[l])
-                 + ((double)g[l + 8] * (double)s11[l] + (double)bb[l + 8] * (double)s01[l]);
-    else
-        *sqv += s20 + s21; /* summed over the feature's columns in 8 float lanes by the caller */
-    return acc;
-}
-
-/* The same over one column (the last n mod 16 columns) */
-static inline double singles1(float g, float bb, const float *restrict v, int64_t cnt,
-                              float *restrict gbq, float *restrict dq)
-{
-    float s0 = 0.0f, s1 = 0.0f;
-    double acc = 0.0;
-    for (int64_t r = 0; r < cnt; r++) {
-        const float p = v[r] * g + bb;
-        const float y = p < 0.0f ? 0.0f : p;
-        s0 += y;
-        s1 += v[r] * y;
-        acc += (double)y * (double)y;
-    }
-    *gbq += s0;
-    *dq = s1;
-    return acc;
-}
-
-/* See fused.py. GA (a x n): rows of W W^T of the batch's distinct active features; act[j]: the
-   column of feature j. n_empty rows have no active feature (pre = b). The rows with one active
-   feature come grouped by it: feature j's values are s_vals[s_off[j] .. s_off[j+1]). The other
-   n_multi rows are visited in the order m_rows, their entries [starts[r], ends[r]) given by inv, feats
-   and vals. Writes gb (n) and D (a x n); buf (n) and pre_act
-   (4 x max entries per row) are scratch. Returns the batch's summed squared error. */
-double fused_step(int64_t n, int64_t a, int64_t n_empty, const int64_t *restrict act,
-                  const int64_t *restrict s_off, const float *restrict s_vals, int64_t n_multi,
-                  const int64_t *restrict m_rows, const int64_t *restrict starts,
-                  const int64_t *restrict ends, const int64_t *restrict inv,
-                  const int64_t *restrict feats, const float *restrict vals,
-                  const float *restrict GA, const float *restrict b, float *restrict D,
-                  float *restrict gb, float *restrict buf, float *restrict pre_act)
-{
-    double sq = 0.0;
-    {   /* the empty rows in closed form: each contributes ||ReLU(b)||^2 and ReLU(b) */
-        float lane[32] = {0.0f};
-        const float ne = (float)n_empty;
-        for (int64_t i = 0; i < n; i++) {
-            const float y = b[i] < 0.0f ? 0.0f : b[i];
-            gb[i] = ne * y;
-            lane[i & 31] += y * y;
-        }
-        double acc = 0.0;
-        for (int j = 0; j < 32; j++) acc += (double)lane[j];
-        sq = (double)n_empty * acc;
-    }
-    /* the rows with one active feature, a feature at a time, 16 columns at a time */
-    for (int64_t j = 0; j < a; j++) {
-        const int64_t cnt = s_off[j + 1] - s_off[j];
-        float *restrict d = D + j * n;
-        if (!cnt) {
-            for (int64_t i = 0; i < n; i++) d[i] = 0.0f;
-            continue;
-        }
-        const float *restrict v = s_vals + s_off[j];
-        const float *restrict g = GA + j * n;
-        int64_t q = 0;
-        v8 sqv = {0.0f};
-        if (cnt >= 16)
-            for (; q + 16 <= n; q += 16) sq += singles16(g + q, b + q, v, cnt, gb + q, d + q, 1, &sqv);
-        else
-            for (; q + 16 <= n; q += 16) sq += singles16(g + q, b + q, v, cnt, gb + q, d + q, 0, &sqv);
-        for (int l = 0; l < 8; l++) sq += (double)sqv[l];
-        for (; q < n; q++) sq += singles1(g[q], b[q], v, cnt, gb + q, d + q);
-        /* the feature's own column c: the residual y - v in the loss, its gradient only where
-           pre > 0; the same pre as above, so its ReLU terms are replaced */
-        const int64_t c = act[j];
-        float f0 = 0.0f, f1 = 0.0f;
-        for (int64_t r = 0; r < cnt; r++) {
-            const float vr = v[r];
-            const float p = vr * g[c] + b[c];
-            const float y = p < 0.0f ? 0.0f : p;
-            const float res = y - vr;
-            const float R = p > 0.0f ? res : (p == p ? 0.0f : p);
-            f0 += R - y;
-            f1 += vr * R - vr * y;
-            sq += (double)res * (double)res - (double)y * (double)y;
-        }
-        gb[c] += f0;
-        d[c] += f1;
-    }
-    /* the rows with several active features, one at a time in a row buffer */
-    for (int64_t rr = 0; rr < n_multi; rr++) {
-        const int64_t r = m_rows[rr];
-        const int64_t k0 = starts[r], k1 = ends[r];
-        const float v0 = vals[k0];
-        const float *restrict g0 = GA + inv[k0] * n;
-        /* pre-activations at the row's own columns, before the ReLU overwrites them */
-        for (int64_t k = k0; k < k1; k++) {
-            const int64_t c = feats[k];
-            float p = v0 * g0[c];
-            for (int64_t e = k0 + 1; e < k1; e++) p = p + vals[e] * GA[inv[e] * n + c];
-            pre_act[k - k0] = p + b[c];
-        }
-        /* rows of three or more entries: all but the last summed into buf first */
-        const int64_t kk = k1 - k0;
-        if (kk > 2) {
-            for (int64_t i = 0; i < n; i++) buf[i] = v0 * g0[i];
-            for (int64_t k = k0 + 1; k < k1 - 1; k++) {
-                const float v = vals[k];
-                const float *restrict g = GA + inv[k] * n;
-                for (int64_t i = 0; i < n; i++) buf[i] = buf[i] + v * g[i];
-            }
-        }
-        /* one pass: the last entry, + b, ReLU, the squared error in 32 float lanes, and y summed into
-           dL/db and the first and last entries' rows of D (y stands in for R off the row's own columns;
-           those columns are put right below from the values saved here) */
-        const float vl = vals[k1 - 1];
-        const float *restrict gl = GA + inv[k1 - 1] * n;
-        float *restrict d0 = D + inv[k0] * n;
-        float *restrict dl = D + inv[k1 - 1] * n;
-        float *restrict s_gb = pre_act + kk, *restrict s_d0 = pre_act + 2 * kk, *restrict s_dl = pre_act + 3 * kk;
-        for (int64_t k = k0; k < k1; k++) {
-            const int64_t c = feats[k];
-            s_gb[k - k0] = gb[c];
-            s_d0[k - k0] = d0[c];
-            s_dl[k - k0] = dl[c];
-        }
-        float lane[32] = {0.0f};
-        int64_t q = 0;
-        if (kk == 2) {
-            for (; q + 32 <= n; q += 32)
-                for (int j = 0; j < 32; j++) {
-                    const float p = (v0 * g0[q + j] + vl * gl[q + j]) + b[q + j];
-                    const float y = p < 0.0f ? 0.0f : p;
-                    lane[j] += y * y;
-                    gb[q + j] += y;
-                    d0[q + j] += v0 * y;
-                    dl[q + j] += vl * y;
-                }
-            for (; q < n; q++) {
-                const float p = (v0 * g0[q] + vl * gl[q]) + b[q];
-                const float y = p < 0.0f ? 0.0f : p;
-                lane[q & 31] += y * y;
-                gb[q] += y;
-                d0[q] += v0 * y;
-                dl[q] += vl * y;
-            }
-        } else {
-            for (; q + 32 <= n; q += 32)
-                for (int j = 0; j < 32; j++) {
-                    const float p = (buf[q + j] + vl * gl[q + j]) + b[q + j];
-                    const float y = p < 0.0f ? 0.0f : p;
-                    buf[q + j] = y;
-                    lane[j] += y * y;
-                    gb[q + j] += y;
-                    d0[q + j] += v0 * y;
-                    dl[q + j] += vl * y;
-                }
-            for (; q < n; q++) {
-                const float p = (buf[q] + vl * gl[q]) + b[q];
-                const float y = p < 0.0f ? 0.0f : p;
-                buf[q] = y;
-                lane[q & 31] += y * y;
-                gb[q] += y;
-                d0[q] += v0 * y;
-                dl[q] += vl * y;
-            }
-        }
-        double acc = 0.0;
-        for (int j = 0; j < 32; j++) acc += (double)lane[j];
-        /* the row's own entries: residual y - x in the loss; its gradient R only where pre > 0,
-           added to the values saved before the pass */
-        for (int64_t k = k0; k < k1; k++) {
-            const float p = pre_act[k - k0];
-            const float y = p < 0.0f ? 0.0f : p;
-            const float res = y - vals[k];
-            acc += (double)res * (double)res - (double)y * (double)y;
-            const float R = p > 0.0f ? res : (p == p ? 0.0f : p);
-            const int64_t c = feats[k];
-            gb[c] = s_gb[k - k0] + R;
-            d0[c] = s_d0[k - k0] + v0 * R;
-            dl[c] = s_dl[k - k0] + vl * R;
-            buf[c] = R;
-        }
-        sq += acc;
-        /* the middle entries' rows of D from R = buf */
-        for (int64_t k = k0 + 1; k < k1 - 1; k++) {
-            const float v = vals[k];
-            float *restrict d = D + inv[k] * n;
-            for (int64_t i = 0; i < n; i++) d[i] += v * buf[i];
-        }
-    }
-    return sq;
-}
-
-/* Adam's constants: beta1, 1 - beta1, beta2, 1 - beta2, sqrt(bias correction 2), eps */
-typedef struct {
-    float b1, a1, b2, a2, sb2, e;
-} adam_h;
-
-/* One Adam step of one parameter w with gradient gr and moments *M, *V; k = -lr / (bias correction 1) */
-static inline float adam1(float w, float gr, float *restrict M, float *restrict V,
-                          const adam_h *restrict h, float k)
-{
-    const float mm = *M * h->b1 + h->a1 * gr;
-    const float vv = *V * h->b2 + h->a2 * (gr * gr);
-    *M = mm;
-    *V = vv;
-    return w + k * (mm / (sqrtf(vv) / h->sb2 + h->e));
-}
-
-/* One optimiser step of the C cells of a width group, in place, each cell on its own (scalar factors,
-   so a cell's numbers do not depend on its job-mates). Per cell c: the gradients are G[c] * gscale
-   and Gb[c] * gscale; decay on W only, before Adam as the paper's AdamW does: gamma >= 0 scales W by
-   1 - gamma * lr_w, gamma < 0 adds lr_w * gamma * W_i (1 - 1 / (||W_i|| + eps)) (W_i: a row of W, a
-   column of Wt, its norm from the W before the step); then Adam with bias corrections bc1, bc2.
-   Wt, G, mW, vW: (C, m, n); b, Gb, mb, vb: (C, n); norm: n floats of scratch. */
-void adam_group(int64_t C, int64_t m, int64_t n, float *restrict Wt, const float *restrict G,
-                float *restrict mW, float *restrict vW, float *restrict b, const float *restrict Gb,
-                float *restrict mb, float *restrict vb, const double *restrict gammas, double gscale,
-                double lr_w, double lr_b, double beta1, double beta2, double bc1, double bc2,
-                double eps, float *restrict norm)
-{
-    const float s = (float)gscale;
-    const adam_h h = {(float)beta1, (float)(1.0 - beta1), (float)beta2, (float)(1.0 - beta2),
-                      (float)sqrt(bc2), (float)eps};
-    const float kw = (float)(-lr_w / bc1), kb = (float)(-lr_b / bc1);
-    for (int64_t c = 0; c < C; c++) {
-        float *restrict W = Wt + c * m * n, *restrict M = mW + c * m * n, *restrict V = vW + c * m * n;
-        const float *restrict g = G + c * m * n;
-        const double gam = gammas[c];
-        if (gam < 0.0) {
-            for (int64_t i = 0; i < n; i++) norm[i] = 0.0f;
-            for (int64_t k = 0; k < m; k++)
-                for (int64_t i = 0; i < n; i++) norm[i] += W[k * n + i] * W[k * n + i];
-            for (int64_t i = 0; i < n; i++) norm[i] = 1.0f - 1.0f / (sqrtf(norm[i]) + h.e);
-            const float f = (float)(lr_w * gam);
-            for (int64_t k = 0; k < m; k++)
-                for (int64_t i = 0; i < n; i++) {
-                    const int64_t j = k * n + i;
-                    W[j] = adam1(W[j] + f * (W[j] * norm[i]), g[j] * s, M + j, V + j, &h, kw);
-                }
-        } else {
-            const float f = (float)(1.0 - gam * lr_w);
-            for (int64_t j = 0; j < m * n; j++) W[j] = adam1(W[j] * f, g[j] * s, M + j, V + j, &h, kw);
-        }
-        float *restrict bb = b + c * n, *restrict Mb = mb + c * n, *restrict Vb = vb + c * n;
-        const float *restrict gbb = Gb + c * n;
-        for (int64_t i = 0; i < n; i++) bb[i] = adam1(bb[i], gbb[i] * s, Mb + i, Vb + i, &h, kb);
-    }
-}
-
-/* The dense products go through the BLAS that torch itself links (its Fortran sgemm_, found by
-   name in torch's library and handed over by set_sgemm), row-major via the transposed call:
-   C (M x N) = op(A) op(B) is, column-major, C^T = op(B)^T op(A)^T. */
-typedef void (*sgemm_t)(const char *, const char *, const int *, const int *, const int *,
-                        const float *, const float *, const int *, const float *, const int *,
-                        const float *, float *, const int *);
-static sgemm_t sgemm_p = 0;
-static int time_gemm = 0;
-static double gemm_s = 0.0;
-
-void set_sgemm(void *p, int timed)
-{
-    sgemm_p = (sgemm_t)p;
-    time_gemm = timed;
-}
-
-double gemm_seconds(void) { return gemm_s; }
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void rm_gemm(char ta, char tb, int M, int N, int K, const float *A, int lda, const float *B,
-                    int ldb, float *Cm, int ldc)
-{
-    const float one = 1.0f, zero = 0.0f;
-    const double t = time_gemm ? now_s() : 0.0;
-    sgemm_p(&tb, &ta, &N, &M, &K, &one, B, &ldb, A, &lda, &zero, Cm, &ldc);
-    if (time_gemm) gemm_s += now_s() - t;
-}
-
-/* The unscaled gradients of the C cells of a width group on one batch by the features route, each
-   cell on its own: W_A^T (m x a) gathered from Wt, GA = W_A Wt, the fused pass (D, gb, squared
-   error), then G = W_A^T D + scatter_A(Wt D^T). Wt, G: (C, m, n); b, Gb: (C, n); WAt (m x a), GA and
-   D (a x n), DW (m x a), buf, pre_act: scratch. The batch arguments are those of fused_step.
-   sq[c]: cell c's summed squared error. */
-void group_grads(int64_t C, int64_t m, int64_t n, int64_t a, int64_t n_empty,
-                 const int64_t *restrict act, const int64_t *restrict s_off,
-                 const float *restrict s_vals, int64_t n_multi, const int64_t *restrict m_rows,
-                 const int64_t *restrict starts, const int64_t *restrict ends,
-                 const int64_t *restrict inv, const int64_t *restrict feats,
-                 const float *restrict vals, const float *restrict Wt, const float *restrict b,
-                 float *restrict G, float *restrict Gb, float *restrict WAt, float *restrict GA,
-                 float *restrict D, float *restrict DW, float *restrict buf, float *restrict pre_act,
-                 double *restrict sq)
-{
-    for (int64_t c = 0; c < C; c++) {
-        const float *restrict W = Wt + c * m * n;
-        float *restrict g = G + c * m * n;
-        if (a == 0) {
-            for (int64_t j = 0; j < m * n; j++) g[j] = 0.0f;
-        } else {
-            for (int64_t k = 0; k < m; k++)
-                for (int64_t j = 0; j < a; j++) WAt[k * a + j] = W[k * n + act[j]];
-            rm_gemm('T', 'N', (int)a, (int)n, (int)m, WAt, (int)a, W, (int)n, GA, (int)n);
-        }
-        sq[c] = fused_step(n, a, n_empty, act, s_off, s_vals, n_multi, m_rows, starts, ends, inv,
-                           feats, vals, GA, b + c * n, D, Gb + c * n, buf, pre_act);
-        if (a == 0) continue;
-        rm_gemm('N', 'N', (int)m, (int)n, (int)a, WAt, (int)a, D, (int)n, g, (int)n);
-        rm_gemm('N', 'T', (int)m, (int)a, (int)n, W, (int)n, D, (int)n, DW, (int)a);
-        for (int64_t k = 0; k < m; k++)
-            for (int64_t j = 0; j < a; j++) g[k * n + act[j]] += DW[k * a + j];
-    }
-}
-"""
-
+# -Wall -Wextra: the source compiles without a warning (a test holds it to that); -Wno-psabi: GCC's note
+# that 32-byte vector arguments pass differently on CPUs without AVX (only static functions of the file
+# take them, so no ABI is crossed);
+# -march=native: the build machine's instruction set (the cache key holds the CPU);
 # -ffp-contract=fast: multiply-adds may be fused (one rounding instead of two; 3-8 % faster here, equal
-# to the torch code up to float rounding as before);
+# to the torch code up to float rounding);
 # -fno-trapping-math (FP exceptions are not trapped anyway) lets the compiler vectorise the ReLU;
 # -fno-math-errno lets it vectorise sqrtf (errno is never read).
-_FLAGS = [
+FLAGS = [
+    "-x",
+    "c",
+    "-std=c99",
     "-O3",
     "-march=native",
     "-ffp-contract=fast",
     "-fno-trapping-math",
     "-fno-math-errno",
+    "-Wall",
+    "-Wextra",
+    "-Wno-psabi",
     "-fPIC",
     "-shared",
 ]
+LIBS = ["-lm"]
 
-_kernel = None
+_kernel: Kernel | None = None
 _tried = False
 _group = False  # whether group_grads is usable (torch's BLAS found and checked)
 _sgemm = None  # the address of torch's sgemm_, looked up once with the build
-build_seconds = 0.0
+build_seconds = 0.0  # what kernel() spent: finding or building the library, loading it, the self-checks
+build: native.Build | None = None
+
+
+class KernelArgumentError(ValueError):
+    """A tensor handed to the compiled kernel has the wrong dtype, shape, layout or device."""
+
+
+_F32, _F64, _I64 = torch.float32, torch.float64, torch.int64
+
+
+def _expect(fn: str, name: str, t, dtype: torch.dtype, shape: tuple) -> None:
+    """Raise ``KernelArgumentError`` naming ``name`` unless ``t`` is a contiguous CPU tensor of ``dtype`` and
+    ``shape``."""
+    if (
+        isinstance(t, torch.Tensor)
+        and t.dtype is dtype
+        and t.is_cpu
+        and t.shape == shape
+        and t.is_contiguous()
+    ):
+        return  # (the fast path: a few tenths of a microsecond; dtypes are singletons)
+    if not isinstance(t, torch.Tensor):
+        got = f"a {type(t).__name__}"
+    else:
+        layout = "contiguous" if t.is_contiguous() else f"not contiguous (strides {tuple(t.stride())})"
+        got = f"{t.dtype} of shape {tuple(t.shape)}, {layout}, on {t.device}"
+    want = f"{dtype} of shape {tuple(shape)}, contiguous, on the CPU"
+    raise KernelArgumentError(f"fused.{fn}: argument '{name}' must be {want}; got {got}")
+
+
+def _expect_1d(fn: str, name: str, t, dtype: torch.dtype) -> int:
+    """``_expect`` for a 1-D argument of any length; returns the length."""
+    _expect(fn, name, t, dtype, (t.shape[0],) if isinstance(t, torch.Tensor) and t.dim() == 1 else (-1,))
+    return t.shape[0]
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A batch's part of a kernel call (``rows_of``): its active entries (``inv``, ``feats``, ``vals``, K
+    each) by row (``starts``, ``ends``: Ba each), the single-feature rows' values grouped by feature
+    (``s_off`` (a + 1), ``s_vals``), the other rows (``m_rows``), the a active features ``act``, and
+    scratch (``buf`` (n,), ``pre_act`` (4 × the most entries of a row))."""
+
+    n: int
+    n_empty: int
+    act: torch.Tensor
+    s_off: torch.Tensor
+    s_vals: torch.Tensor
+    m_rows: torch.Tensor
+    starts: torch.Tensor
+    ends: torch.Tensor
+    inv: torch.Tensor
+    feats: torch.Tensor
+    vals: torch.Tensor
+    buf: torch.Tensor
+    pre_act: torch.Tensor
+
+    def check(self, fn: str) -> list:
+        """Check every array (dtype, shape, contiguity, device); return the C arguments n .. vals."""
+        a = _expect_1d(fn, "act", self.act, _I64)
+        _expect(fn, "s_off", self.s_off, _I64, (a + 1,))
+        _expect_1d(fn, "s_vals", self.s_vals, _F32)
+        n_multi = _expect_1d(fn, "m_rows", self.m_rows, _I64)
+        Ba = _expect_1d(fn, "starts", self.starts, _I64)
+        _expect(fn, "ends", self.ends, _I64, (Ba,))
+        K = _expect_1d(fn, "feats", self.feats, _I64)
+        _expect(fn, "inv", self.inv, _I64, (K,))
+        _expect(fn, "vals", self.vals, _F32, (K,))
+        _expect(fn, "buf", self.buf, _F32, (self.n,))
+        _expect_1d(fn, "pre_act", self.pre_act, _F32)
+        return [
+            self.n,
+            a,
+            self.n_empty,
+            self.act.data_ptr(),
+            self.s_off.data_ptr(),
+            self.s_vals.data_ptr(),
+            n_multi,
+            self.m_rows.data_ptr(),
+            self.starts.data_ptr(),
+            self.ends.data_ptr(),
+            self.inv.data_ptr(),
+            self.feats.data_ptr(),
+            self.vals.data_ptr(),
+        ]
+
+
+def rows_of(x: Batch) -> Rows:
+    """The kernel's view of batch ``x`` (built once per batch, on its first call: it serves every cell),
+    with the index ranges the C code relies on checked once here (it reads memory at these indices)."""
+    rows = getattr(x, "_kernel_rows", None)
+    if rows is not None:
+        return rows
+    s_off, s_vals, m_rows = x.row_kinds
+    width = x.max_row_entries
+    rows = Rows(
+        n=x.n,
+        n_empty=x.B - x.Ba,
+        act=x.act,
+        s_off=s_off,
+        s_vals=s_vals,
+        m_rows=m_rows,
+        starts=x.row_offsets,
+        ends=x.row_ends,
+        inv=x.inv,
+        feats=x.feats,
+        vals=x.vals,
+        buf=torch.empty(x.n, dtype=_F32),
+        pre_act=torch.empty(4 * width, dtype=_F32),
+    )
+    rows.check("rows_of")
+    problem = _index_problem(rows, x.Ba, width)
+    if problem:
+        raise KernelArgumentError(f"fused.rows_of: the batch's index arrays are inconsistent: {problem}")
+    x._kernel_rows = rows
+    return rows
+
+
+def _below(v: np.ndarray, hi: int) -> bool:
+    """Whether every value of the int64 array ``v`` lies in [0, hi), with one reduction: read as unsigned, a
+    negative value is above 2**63."""
+    return v.size == 0 or int(v.view(np.uint64).max()) < hi
+
+
+def _index_problem(rows: Rows, Ba: int, width: int) -> str:
+    """The first index array that would make the C code read or write outside its arrays, or ''. In numpy
+    (views of the checked CPU tensors), one reduction per array: about 25 µs per batch."""
+    act, s_off, m_rows, starts, ends, inv, feats = (
+        t.numpy() for t in (rows.act, rows.s_off, rows.m_rows, rows.starts, rows.ends, rows.inv, rows.feats)
+    )
+    a, K = act.size, feats.size
+    checks = (
+        ("act outside [0, n)", lambda: _below(act, rows.n)),
+        ("s_off not from 0 to len(s_vals)", lambda: s_off[0] == 0 and s_off[a] == rows.s_vals.numel()),
+        ("s_off decreasing", lambda: _below(np.diff(s_off), K + 1)),
+        ("m_rows outside [0, Ba)", lambda: _below(m_rows, Ba)),
+        ("starts, ends outside [0, K]", lambda: _below(starts, K) and _below(ends, K + 1)),
+        (
+            "a row empty or longer than pre_act allows",
+            lambda: _below(ends - starts - 1, width) and 4 * width <= rows.pre_act.numel(),
+        ),
+        ("inv outside [0, a)", lambda: _below(inv, a)),
+        ("feats outside [0, n)", lambda: _below(feats, rows.n)),
+        ("n_empty < 0", lambda: rows.n_empty >= 0),
+    )
+    return next((what for what, ok in checks if not ok()), "")
+
+
+class Kernel:
+    """The loaded library, one keyword-only method per C function; each checks its arguments first."""
+
+    def __init__(self, dll: ctypes.CDLL):
+        i64, p, d = ctypes.c_int64, ctypes.c_void_p, ctypes.c_double
+        batch = [i64, i64, i64, p, p, p, i64, p, p, p, p, p, p]  # Rows.check's list: n .. vals
+        dll.fused_step.restype = d
+        dll.fused_step.argtypes = batch + [p] * 6
+        dll.group_grads.restype = None
+        dll.group_grads.argtypes = [i64, i64] + batch + [p] * 11
+        dll.adam_group.restype = None
+        dll.adam_group.argtypes = [i64, i64, i64] + [p] * 9 + [d] * 8 + [p]
+        dll.set_sgemm.restype = None
+        dll.set_sgemm.argtypes = [p, ctypes.c_int]
+        dll.gemm_seconds.restype = d
+        dll.gemm_seconds.argtypes = []
+        self._dll = dll
+
+    def fused_step(self, *, rows: Rows, GA, b, D, gb) -> float:
+        """The fused pass: fills D = x_Aᵀ R (a × n) and gb = Σ_rows R (n,), returns the summed squared
+        error. GA (a × n), b (n,)."""
+        fn = "fused_step"
+        head = rows.check(fn)
+        n, a = rows.n, head[1]
+        _expect(fn, "GA", GA, _F32, (a, n))
+        _expect(fn, "b", b, _F32, (n,))
+        _expect(fn, "D", D, _F32, (a, n))
+        _expect(fn, "gb", gb, _F32, (n,))
+        ptrs = (t.data_ptr() for t in (GA, b, D, gb, rows.buf, rows.pre_act))
+        return self._dll.fused_step(*head, *ptrs)
+
+    def group_grads(self, *, rows: Rows, Wt, b, G, Gb, WAt, GA, D, DW, sq) -> None:
+        """The unscaled gradients of the C cells of a width group: G (C, m, n), Gb (C, n) and the summed
+        squared errors sq (C,) float64, from Wt (C, m, n) and b (C, n); WAt (m, a), GA, D (a, n) and DW
+        (m, a) are scratch. Needs ``set_sgemm`` first."""
+        fn = "group_grads"
+        head = rows.check(fn)
+        n, a = rows.n, head[1]
+        if not (isinstance(Wt, torch.Tensor) and Wt.dim() == 3):
+            _expect(fn, "Wt", Wt, _F32, ("C", "m", n))
+        C, m = Wt.shape[0], Wt.shape[1]
+        for name, t, dtype, shape in (
+            ("Wt", Wt, _F32, (C, m, n)),
+            ("b", b, _F32, (C, n)),
+            ("G", G, _F32, (C, m, n)),
+            ("Gb", Gb, _F32, (C, n)),
+            ("WAt", WAt, _F32, (m, a)),
+            ("GA", GA, _F32, (a, n)),
+            ("D", D, _F32, (a, n)),
+            ("DW", DW, _F32, (m, a)),
+            ("sq", sq, _F64, (C,)),
+        ):
+            _expect(fn, name, t, dtype, shape)
+        ptrs = (t.data_ptr() for t in (Wt, b, G, Gb, WAt, GA, D, DW, rows.buf, rows.pre_act, sq))
+        self._dll.group_grads(C, m, *head, *ptrs)
+
+    def adam_group(
+        self,
+        *,
+        Wt,
+        G,
+        mW,
+        vW,
+        b,
+        Gb,
+        mb,
+        vb,
+        gammas,
+        norm,
+        gscale: float,
+        lr_w: float,
+        lr_b: float,
+        beta1: float,
+        beta2: float,
+        bc1: float,
+        bc2: float,
+        eps: float,
+    ) -> None:
+        """One optimiser step of C cells, in place (see the C source): Wt, G, mW, vW (C, m, n); b, Gb, mb,
+        vb (C, n); gammas (C,) float64; norm (n,) scratch."""
+        fn = "adam_group"
+        if not (isinstance(Wt, torch.Tensor) and Wt.dim() == 3):
+            _expect(fn, "Wt", Wt, _F32, ("C", "m", "n"))
+        C, m, n = Wt.shape
+        for name, t, dtype, shape in (
+            ("Wt", Wt, _F32, (C, m, n)),
+            ("G", G, _F32, (C, m, n)),
+            ("mW", mW, _F32, (C, m, n)),
+            ("vW", vW, _F32, (C, m, n)),
+            ("b", b, _F32, (C, n)),
+            ("Gb", Gb, _F32, (C, n)),
+            ("mb", mb, _F32, (C, n)),
+            ("vb", vb, _F32, (C, n)),
+            ("gammas", gammas, _F64, (C,)),
+            ("norm", norm, _F32, (n,)),
+        ):
+            _expect(fn, name, t, dtype, shape)
+        ptrs = [t.data_ptr() for t in (Wt, G, mW, vW, b, Gb, mb, vb, gammas)]
+        scalars = (gscale, lr_w, lr_b, beta1, beta2, bc1, bc2, eps)
+        self._dll.adam_group(C, m, n, *ptrs, *map(float, scalars), norm.data_ptr())
+
+    def set_sgemm(self, address: int, timed: bool) -> None:
+        """Hand the kernel the BLAS sgemm_ (Fortran calling convention) its products use."""
+        self._dll.set_sgemm(address, int(timed))
+
+    def gemm_seconds(self) -> float:
+        return self._dll.gemm_seconds()
 
 
 def _torch_sgemm() -> int | None:
@@ -436,44 +359,24 @@ def _torch_sgemm() -> int | None:
     return None
 
 
-def _build() -> ctypes.CDLL:
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("g++")
-    if not cc:
-        raise RuntimeError("no C compiler (cc, gcc or g++) on PATH")
-    d = Path(tempfile.mkdtemp(prefix="depthwidth_fused_"))
+def _load() -> tuple[Kernel, native.Build]:
+    """Find or build the library and load it (a cached build that fails to load is built again)."""
+    b = native.cached_build(NAME, SOURCE, FLAGS, LIBS)
     try:
-        src, lib = d / "fused.c", d / "fused.so"
-        src.write_text(_SOURCE)
-        subprocess.run(
-            [cc, "-x", "c", "-std=c99", *_FLAGS, str(src), "-o", str(lib), "-lm"],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        dll = ctypes.CDLL(str(lib))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)  # the loaded library stays mapped
-    f = dll.fused_step
-    f.restype = ctypes.c_double
-    i64, p = ctypes.c_int64, ctypes.c_void_p
-    f.argtypes = [i64, i64, i64, p, p, p, i64] + [p] * 12
-    u, d = dll.adam_group, ctypes.c_double
-    u.restype = None
-    u.argtypes = [i64, i64, i64] + [p] * 8 + [p] + [d] * 8 + [p]
-    dll.set_sgemm.restype = None
-    dll.set_sgemm.argtypes = [p, ctypes.c_int]
-    dll.gemm_seconds.restype = d
-    dll.gemm_seconds.argtypes = []
-    g = dll.group_grads
-    g.restype = None
-    g.argtypes = [i64] * 5 + [p] * 3 + [i64] + [p] * 17
-    return dll
+        dll = ctypes.CDLL(str(b.path))
+    except OSError as e:
+        if not b.reused:
+            raise
+        log.warning("fused C kernel: the cached build %s does not load (%s); building it again", b.path, e)
+        b = native.cached_build(NAME, SOURCE, FLAGS, LIBS, rebuild=True)
+        dll = ctypes.CDLL(str(b.path))
+    return Kernel(dll), b
 
 
-def kernel():
-    """The compiled kernel (built on first use), or None where it cannot be built; then the trainer
-    falls back to torch (logged once). ``DEPTHWIDTH_FUSED=0`` turns it off."""
-    global _kernel, _tried, _group, _sgemm, build_seconds
+def kernel() -> Kernel | None:
+    """The compiled kernel (found in the build cache or built on first use), or None where it cannot be
+    built; then the trainer falls back to torch (logged once). ``DEPTHWIDTH_FUSED=0`` turns it off."""
+    global _kernel, _tried, _group, _sgemm, build_seconds, build
     if _tried:
         return _kernel
     _tried = True
@@ -482,25 +385,35 @@ def kernel():
         return None
     t = time.perf_counter()
     try:
-        dll = _build()
-        _kernel = dll
+        _kernel, build = _load()
         _self_check()
     except Exception as e:  # noqa: BLE001 - any failure means: use the torch code
         _kernel = None
-        msg = getattr(e, "stderr", "") or str(e)
+        msg = (e.stderr or str(e)) if isinstance(e, subprocess.CalledProcessError) else str(e)
         log.warning("fused C kernel unavailable (%s); using the torch code", msg.strip()[:300])
         return None
     _sgemm = _torch_sgemm()
     try:
         if _sgemm is None:
             raise RuntimeError("torch's library exports no sgemm_")
-        dll.set_sgemm(_sgemm, 0)
+        _kernel.set_sgemm(_sgemm, False)
         _group_self_check()
         _group = True
     except Exception as e:  # noqa: BLE001 - then each cell's products go through torch.mm
         log.info("fused C kernel: one call per cell, products through torch.mm (%s)", str(e)[:200])
     build_seconds = time.perf_counter() - t
-    log.info("fused C kernel built in %.2fs (one call per width group: %s)", build_seconds, _group)
+    if build.warnings:
+        log.warning("fused C kernel: the compiler warned:\n%s", build.warnings.strip()[:2000])
+    how = "reused the build" if build.reused else f"built (in {build.seconds:.2f}s, cached for later jobs)"
+    log.info(
+        "fused C kernel: %s %s (key %s: source, flags, compiler, CPU); ready in %.3fs; one call per width "
+        "group: %s",
+        how,
+        build.path,
+        build.key,
+        build_seconds,
+        _group,
+    )
     return _kernel
 
 
@@ -512,7 +425,7 @@ def group_ok() -> bool:
 def time_gemms(on: bool) -> None:
     """Time the products inside ``group_grads`` (for the benchmark); read with ``gemm_seconds``."""
     if group_ok():
-        _kernel.set_sgemm(_sgemm, int(on))
+        _kernel.set_sgemm(_sgemm, on)
 
 
 def gemm_seconds() -> float:
@@ -520,94 +433,32 @@ def gemm_seconds() -> float:
     return _kernel.gemm_seconds() if group_ok() else 0.0
 
 
-def _ptr(t: torch.Tensor) -> int:
-    return t.data_ptr()
+def fused_rows(GA, b, x: Batch, D, gb) -> float:
+    """Run the fused pass on batch ``x``: fills D = x_Aᵀ R (a × n) and gb = Σ_rows R (n,) with
+    R = dL/dpre · (B n / 2), returns the batch's summed squared error."""
+    return _kernel.fused_step(rows=rows_of(x), GA=GA, b=b, D=D, gb=gb)
 
 
-def _batch_args(x) -> tuple:
-    """The batch's part of a kernel call (built once per batch: it serves every cell) and its scratch."""
-    args = getattr(x, "_fused_args", None)
-    if args is None:
-        s_off, s_vals, m_rows = x.row_kinds
-        # scratch: a row buffer, and the pre-activations at a row's own columns and values saved there
-        x._fused_scratch = (torch.empty(x.n, dtype=torch.float32), torch.empty(4 * x.max_row_entries))
-        args = x._fused_args = (
-            x.n,
-            x.n_features,
-            x.B - x.Ba,
-            _ptr(x.act),
-            _ptr(s_off),
-            _ptr(s_vals),
-            m_rows.numel(),
-            _ptr(m_rows),
-            _ptr(x.row_offsets),
-            _ptr(x.row_ends),
-            _ptr(x.inv),
-            _ptr(x.feats),
-            _ptr(x.vals),
-        )
-    return args, x._fused_scratch
-
-
-def fused_rows(GA, b, x, D, gb) -> float:
-    """Run the kernel on batch ``x`` (a ``train._Batch``): fills D = x_Aᵀ R (a × n) and gb = Σ_rows R
-    (n,) with R = dL/dpre · (B n / 2), returns the batch's summed squared error. All float32 / int64,
-    contiguous, on the CPU."""
-    args, (buf, pre) = _batch_args(x)
-    return _kernel.fused_step(*args, _ptr(GA), _ptr(b), _ptr(D), _ptr(gb), _ptr(buf), _ptr(pre))
-
-
-def group_grads(Wt, b, x, G, Gb, ws) -> torch.Tensor:
+def group_grads(Wt, b, x: Batch, G, Gb, ws) -> torch.Tensor:
     """The features route for every cell of a width group in one call (``group_ok()``): fills G (C, m, n)
     and Gb (C, n) with the unscaled gradients (R-based, as ``fused_rows``) and returns the C summed
-    squared errors (float64). ``ws``: the trainer's scratch tensors."""
+    squared errors (float64). ``ws``: the trainer's scratch tensors (``batch.Workspace``)."""
     C, m, n = Wt.shape
     a = x.n_features
-    args, (buf, pre) = _batch_args(x)
-    sq = torch.empty(C, dtype=torch.float64)
-    scratch = (ws.get("WAt", m, a), ws.get("GA", a, n), ws.get("D", a, n), ws.get("DW", m, a))
-    _kernel.group_grads(C, m, *args, *(_ptr(t) for t in (Wt, b, G, Gb, *scratch, buf, pre, sq)))
+    sq = torch.empty(C, dtype=_F64)
+    _kernel.group_grads(
+        rows=rows_of(x),
+        Wt=Wt,
+        b=b,
+        G=G,
+        Gb=Gb,
+        WAt=ws.get("WAt", m, a),
+        GA=ws.get("GA", a, n),
+        D=ws.get("D", a, n),
+        DW=ws.get("DW", m, a),
+        sq=sq,
+    )
     return sq
-
-
-def _check_batch():
-    """The small random batch both self-checks use: n = 70 (not a multiple of the kernel's 32 lanes),
-    batch 96, p_i ∝ i^-1.2."""
-    from depthwidth.superposition.data import SparseSampler, feature_probabilities
-    from depthwidth.superposition.train import _Batch
-
-    n, B = 70, 96
-    return _Batch(
-        *SparseSampler(feature_probabilities("power-a1.2", n), B, torch.Generator().manual_seed(0)).sample(),
-        B,
-        n,
-    )
-
-
-def _self_check() -> None:
-    """Compare the kernel with the torch code on a small random batch; raise if they disagree."""
-    from depthwidth.superposition.train import _empty_rows, _residual_into
-
-    x = _check_batch()
-    n, a = x.n, x.n_features
-    g = torch.Generator().manual_seed(1)
-    GA = torch.randn(a, n, generator=g)
-    b = torch.randn(n, generator=g)
-    D, gb = torch.empty(a, n), torch.empty(n)
-    sq = fused_rows(GA, b, x, D, gb)
-    emb = torch.nn.functional.embedding_bag
-    y = emb(x.inv, GA, x.row_offsets, mode="sum", per_sample_weights=x.vals).add_(b).clamp_min_(0.0)
-    R, sq_t = _residual_into(y, x.rid, x.feats, x.vals)
-    sq_e, gb_t = _empty_rows(b, x)
-    D_t = emb(x.f_rid, R, x.f_offsets, mode="sum", per_sample_weights=x.f_vals)
-    ok = (
-        x.B > x.Ba
-        and abs(sq - sq_t - sq_e) <= 1e-4 * abs(sq_t + sq_e)
-        and torch.allclose(D, D_t, rtol=1e-4, atol=1e-4)
-        and torch.allclose(gb, gb_t + R.sum(0), rtol=1e-4, atol=1e-4)
-    )
-    if not ok:
-        raise RuntimeError("self-check against the torch code failed")
 
 
 def update_ok(P: dict) -> bool:
@@ -624,42 +475,87 @@ def update_ok(P: dict) -> bool:
 
 def adam_group(P: dict, G, Gb, gscale, lr_w, lr_b, beta1, beta2, bc1, bc2, eps, norm) -> None:
     """One optimiser step of the width group P (see the C source): the gradients G · gscale, Gb · gscale
-    (float32, contiguous, shaped as P['Wt'] and P['b']), decay by P['gamma'], then Adam."""
-    Wt = P["Wt"]
-    C, m, n = Wt.shape
-    gam = P["gamma"].to(torch.float64).contiguous()
+    (shaped as P['Wt'] and P['b']), decay by P['gamma'], then Adam."""
     _kernel.adam_group(
-        C,
-        m,
-        n,
-        *(_ptr(t) for t in (Wt, G, P["mW"], P["vW"], P["b"], Gb, P["mb"], P["vb"], gam)),
-        gscale,
-        lr_w,
-        lr_b,
-        beta1,
-        beta2,
-        bc1,
-        bc2,
-        eps,
-        _ptr(norm),
+        Wt=P["Wt"],
+        G=G,
+        mW=P["mW"],
+        vW=P["vW"],
+        b=P["b"],
+        Gb=Gb,
+        mb=P["mb"],
+        vb=P["vb"],
+        gammas=P["gamma"].to(_F64).contiguous(),
+        norm=norm,
+        gscale=gscale,
+        lr_w=lr_w,
+        lr_b=lr_b,
+        beta1=beta1,
+        beta2=beta2,
+        bc1=bc1,
+        bc2=bc2,
+        eps=eps,
     )
 
 
-def _group_self_check() -> None:
-    """Compare ``group_grads`` with the per-cell route (torch.mm products) on a small random problem."""
-    from depthwidth.superposition.train import _loss_and_grads_features, _Workspace
+def check_batch() -> Batch:
+    """The small random batch the self-checks use: n = 70 (not a multiple of the kernel's 16 or 32
+    columns), batch 96, p_i ∝ i^-1.2."""
+    n, B = 70, 96
+    sampler = SparseSampler(feature_probabilities("power-a1.2", n), B, torch.Generator().manual_seed(0))
+    return Batch(*sampler.sample(), B, n)
 
-    x = _check_batch()
-    n, B, C, m = x.n, x.B, 3, 5
+
+def dense_rows(x: Batch, GA: torch.Tensor, b: torch.Tensor) -> tuple[float, torch.Tensor, torch.Tensor]:
+    """The fused pass's result by dense torch ops over the active rows (plain and slow: for checks):
+    (summed squared error, D (a × n), gb (n,))."""
+    Ba, a, n = x.Ba, x.n_features, x.n
+    xa, xf = torch.zeros(Ba, a, dtype=torch.float64), torch.zeros(Ba, n, dtype=torch.float64)
+    xa[x.rid, x.inv] = x.vals.double()
+    xf[x.rid, x.feats] = x.vals.double()
+    pre = xa @ GA.double() + b.double()
+    res = pre.clamp_min(0.0) - xf
+    R = res * (pre > 0)
+    relu_b = b.double().clamp_min(0.0)
+    n_empty = x.B - x.Ba
+    sq = float((res**2).sum() + n_empty * (relu_b**2).sum())
+    return sq, (xa.t() @ R).float(), (R.sum(0) + n_empty * relu_b).float()
+
+
+def _self_check() -> None:
+    """Compare the fused pass with ``dense_rows`` on a small random batch; raise if they disagree."""
+    x = check_batch()
+    g = torch.Generator().manual_seed(1)
+    GA = torch.randn(x.n_features, x.n, generator=g)
+    b = torch.randn(x.n, generator=g)
+    D, gb = torch.empty_like(GA), torch.empty_like(b)
+    sq = fused_rows(GA, b, x, D, gb)
+    sq_t, D_t, gb_t = dense_rows(x, GA, b)
+    ok = (
+        x.B > x.Ba
+        and abs(sq - sq_t) <= 1e-4 * abs(sq_t)
+        and torch.allclose(D, D_t, rtol=1e-4, atol=1e-4)
+        and torch.allclose(gb, gb_t, rtol=1e-4, atol=1e-4)
+    )
+    if not ok:
+        raise RuntimeError("self-check against a dense torch computation failed")
+
+
+def _group_self_check() -> None:
+    """Compare ``group_grads`` with the same route in torch ops (``dense_rows``, torch.mm) on a small
+    random problem."""
+    x = check_batch()
+    n, C, m = x.n, 3, 5
     g = torch.Generator().manual_seed(2)
     Wt, b = torch.randn(C, m, n, generator=g), torch.randn(C, n, generator=g)
     G, Gb = torch.empty(C, m, n), torch.empty(C, n)
-    sq = group_grads(Wt, b, x, G, Gb, _Workspace())
+    sq = group_grads(Wt, b, x, G, Gb, Workspace())
     for c in range(C):
-        out = (torch.empty(m, n), torch.empty(n))
-        loss, gW, gb = _loss_and_grads_features(Wt[c], b[c], x, 1.0, _Workspace(), out, scaled=False)
+        WAt = Wt[c][:, x.act]
+        sq_t, D, gb = dense_rows(x, WAt.t() @ Wt[c], b[c])
+        gW = (WAt @ D).index_add_(1, x.act, Wt[c] @ D.t())
         if not (
-            abs(float(sq[c]) / (B * n) - loss) <= 1e-5 * abs(loss)
+            abs(float(sq[c]) - sq_t) <= 1e-5 * abs(sq_t)
             and torch.allclose(G[c], gW, rtol=1e-4, atol=1e-4)
             and torch.allclose(Gb[c], gb, rtol=1e-4, atol=1e-4)
         ):

@@ -1,16 +1,25 @@
-"""Trainers for the toy model y = ReLU(x W Wᵀ + b), W ∈ R^{n×m}, b ∈ R^n, MSE loss.
+"""The sparse trainer of the toy model y = ReLU(x W Wᵀ + b), W ∈ R^{n×m}, b ∈ R^n, MSE loss, and the
+superposition_train rule's entry points.
 
 ``train_cells`` trains C cells (different weight decay γ and width m, same feature law, n, batch
 and schedule) on one shared input stream drawn sparsely (only the ≈ batch·Σp active entries), with
-hand-written gradients that use the sparsity of x: rows without an active feature are summed in
-closed form, and the dense products run over the batch's few distinct active features (or, where
-that is cheaper, its active rows) instead of the whole batch. ``reference_train`` is the paper's plain loop (dense random
-input, autograd, one cell), kept as the ground truth for tests and the benchmark.
+hand-written gradients that use the sparsity of x (``grads``): rows without an active feature are summed
+in closed form, and the dense products run over the batch's few distinct active features (or, where
+that is cheaper, its active rows) instead of the whole batch. ``reference.reference_train`` is the
+paper's plain loop (dense random input, autograd, one cell), kept as the ground truth for tests and the
+benchmark.
+
+Modules, each importing only those before it: ``batch`` (the input batch, scratch memory), ``fused``
+(the compiled kernel behind a checked boundary), ``grads`` (loss and gradients), ``train`` (settings,
+schedule, the job loop, checkpoints, the rule's entry points), ``reference`` (the paper's loop).
 
 Mathematics (both trainers): W₀ = randn(n, m)/√m, b₀ = randn(n); loss = mean over batch and
 features of (ReLU(x W Wᵀ + b) − x)²; Adam(β = 0.9, 0.999, ε = 1e-8) on W and b; before each Adam
 step, decay on W only: γ ≥ 0 gives W ← W(1 − γ·lr), γ < 0 gives W_i ← W_i + lr·γ·W_i(1 − 1/‖W_i‖)
 (row norms pulled to 1). Learning rate: linear warm-up, then cosine down to ``min_lr_ratio``×peak.
+
+Where the compiled kernel runs, a cell's numbers depend on the CPU's instruction set (``fused``'s
+docstring says which settings and what a checkpoint resumed on another CPU gives).
 """
 
 from __future__ import annotations
@@ -29,7 +38,9 @@ from safetensors.numpy import save_file
 from depthwidth.files import atomic_write
 from depthwidth.integrity import load_checkpoint, save_checkpoint, seal, unseal, write_json
 from depthwidth.superposition import fused
+from depthwidth.superposition.batch import Batch, Workspace
 from depthwidth.superposition.data import SparseSampler, feature_probabilities, parse_distribution
+from depthwidth.superposition.grads import choose_path, grad_scale, loss_and_grads_t
 
 log = logging.getLogger("depthwidth.superposition")
 
@@ -77,7 +88,7 @@ def cell_lrs(settings: TrainSettings, m: int) -> tuple[float, float]:
     return lr_w, lr_b
 
 
-def _seed_of(*parts) -> int:
+def seed_of(*parts) -> int:
     """A 63-bit seed from any labels (stable across runs and machines, unlike ``hash``)."""
     h = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
     return int.from_bytes(h[:8], "little") & (2**63 - 1)
@@ -86,7 +97,7 @@ def _seed_of(*parts) -> int:
 def init_params(n: int, m: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """W₀ (n, m) = randn/√m and b₀ (n,) = randn, from a generator seeded by (seed, n, m) only, so cells
     that differ in γ start from the same weights and a cell's start never depends on its job."""
-    g = torch.Generator().manual_seed(_seed_of("init", seed, n, m))
+    g = torch.Generator().manual_seed(seed_of("init", seed, n, m))
     W = torch.randn(n, m, generator=g) / math.sqrt(m)
     b = torch.randn(n, generator=g)
     return W, b
@@ -162,7 +173,7 @@ def train_cells(
             "gamma": torch.tensor([float(gammas[c]) for c in idx], device=device),
         }
     losses = torch.zeros(C, S.steps)
-    gen = torch.Generator().manual_seed(_seed_of("data", S.seed, dist, n, B))
+    gen = torch.Generator().manual_seed(seed_of("data", S.seed, dist, n, B))
     start = 0
 
     fingerprint = {
@@ -197,14 +208,14 @@ def train_cells(
         start,
     )
     path_steps = {m: {"features": 0, "hidden": 0} for m in groups}
-    ws = _Workspace(device, torch.float32)
+    ws = Workspace(device, torch.float32)
     fused_pass = torch.device(device).type == "cpu" and fused.kernel() is not None
     compiled = {m: fused.update_ok(params[m]) for m in groups}  # the compiled update, per width group
     t0 = time.monotonic()
     t_last = t0
     for step in range(start, S.steps):
         f = lr_factor(step, S.steps, S.warmup_steps, S.min_lr_ratio)
-        batch = _Batch(*(t.to(device) for t in sampler.sample()), B, n)
+        batch = Batch(*(t.to(device) for t in sampler.sample()), B, n)
         for m, idx in groups.items():
             lr_w, lr_b = (lr * f for lr in cell_lrs(S, m))
             pm = path if path != "auto" else choose_path(m, batch.Ba, batch.n_features, fused_pass)
@@ -266,290 +277,15 @@ def train_cells(
     return out
 
 
-def choose_path(m: int, active_rows: float, active_features: float, fused_pass: bool | None = None) -> str:
-    """The cheaper exact gradient route for one cell and batch. 'hidden' costs 6·rows·n·m flops
-    (rows: samples with an active feature) plus several unfused passes over the (rows × n) block;
-    'features' costs 6·a·n·m (a: distinct active features) plus its (a × n) tables.
-
-    Without the compiled pass (``fused_pass`` False) 'features' also makes those unfused passes, and its
-    tables (about 5·a·n of memory traffic) weigh like m ≈ 30 extra columns on a 2-core CPU. Measured
-    at n = 1000, batch 2048: the rule then picks the faster route in every case of power laws α ∈ {1,
-    1.5, 2} and the linear law at m ∈ {10, 25, 100}, where the two differ by more than the timing noise.
-
-    With it (the default where it builds, on the CPU) the rows cost one pass in cache instead, so
-    'features' is cheaper whenever it does fewer flops, a ≤ rows; measured at α = 1 (a ≈ 506 of
-    ≈ 1306 rows, where the rule above takes 'hidden' at m = 10): 'features' 2.4–2.9× faster at m = 10,
-    25 and 100."""
-    if fused_pass is None:
-        fused_pass = fused.kernel() is not None
-    if fused_pass:
-        return "features" if active_features <= active_rows else "hidden"
-    return "features" if active_features * (m + 30.0) < active_rows * m else "hidden"
-
-
-class _Batch:
-    """One sparse input batch: the K active entries (row, feature, value) sorted by row, their row
-    index among the Ba distinct active rows (``rid``), row chunks for cache-sized blocks, and the
-    same entries grouped by feature: the a distinct active features ``act``, each entry's index
-    among them (``inv``) and, in feature order, the entries' rows, values and group offsets."""
-
-    def __init__(self, rows, feats, vals, B: int, n: int, chunk_rows: int = 512):
-        # The bookkeeping runs in numpy on the CPU (for a few thousand entries its per-call cost is a
-        # fraction of torch's); the index tensors then go to the entries' device.
-        dev = feats.device
-        r, f = rows.cpu().numpy(), feats.cpu().numpy()
-        K = f.size
-        self.B, self.n, self.K = B, n, K
-        self.feats, self.vals, self.chunk_rows = feats, vals, chunk_rows
-        to = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(dev)  # noqa: E731
-        new_row = np.ones(K, dtype=bool)
-        new_row[1:] = r[1:] != r[:-1]
-        starts = np.flatnonzero(new_row)
-        self.Ba = starts.size
-        self.row_offsets = to(starts)  # (Ba,) first entry of each active row
-        self.counts = to(np.diff(np.append(starts, K)))  # (Ba,) its number of entries
-        rid = np.cumsum(new_row) - 1  # each entry's index among the active rows
-        self.rid = to(rid)
-        # group the entries by feature with one stable sort (by feature, then row): the distinct
-        # features act, each entry's index among them (inv), and in that order rows, values, offsets
-        order = np.argsort(f, kind="stable")
-        sf = f[order]
-        new = np.ones(K, dtype=bool)
-        new[1:] = sf[1:] != sf[:-1]
-        self.act = to(sf[new])
-        group = np.cumsum(new) - 1  # feature index of each entry in feature order
-        inv = np.empty(K, dtype=np.int64)
-        inv[order] = group
-        self.inv = to(inv)
-        self.f_rid, self.f_vals = to(rid[order]), vals[to(order)]
-        self.f_offsets = to(np.flatnonzero(new))
-        self._np = (order, group, rid[order], starts)
-
-    @property
-    def chunks(self) -> list[tuple[int, int, int, int]]:
-        """Chunks of ≤ chunk_rows active rows: (row0, row1, entry0, entry1) (the hidden route's blocks)."""
-        if not hasattr(self, "_chunks"):
-            e = torch.cumsum(self.counts, 0).tolist()
-            self._chunks = []
-            for r0 in range(0, self.Ba, self.chunk_rows):
-                r1 = min(r0 + self.chunk_rows, self.Ba)
-                self._chunks.append((r0, r1, 0 if r0 == 0 else e[r0 - 1], e[r1 - 1]))
-        return self._chunks
-
-    @property
-    def row_ends(self) -> torch.Tensor:
-        """(Ba,) one past the last entry of each active row."""
-        if not hasattr(self, "_row_ends"):
-            self._row_ends = self.row_offsets + self.counts
-        return self._row_ends
-
-    @property
-    def row_kinds(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The fused kernel's view of the active rows: those with one active feature grouped by it
-        (offsets (a + 1,) into their values, in row order within a feature) and the others, ordered by
-        their first (most frequent) feature so that its rows of G_A and D stay in cache."""
-        if not hasattr(self, "_row_kinds"):
-            # in the entries' feature order (by feature, then row), so no further sort is needed
-            order, group, f_rid, starts = self._np
-            counts = self.counts.cpu().numpy()
-            single = (counts == 1)[f_rid]  # the entry's row has one active feature
-            s_vals = self.f_vals[torch.from_numpy(single).to(self.f_vals.device)]
-            s_off = np.zeros(self.n_features + 1, dtype=np.int64)
-            np.cumsum(np.bincount(group[single], minlength=self.n_features), out=s_off[1:])
-            # the other rows, each named by its first entry, ordered by that entry's feature
-            first = np.zeros(self.K, dtype=bool)
-            first[starts] = True
-            m_rows = f_rid[first[order] & ~single]
-            dev = self.feats.device
-            self._row_kinds = (torch.from_numpy(s_off).to(dev), s_vals, torch.from_numpy(m_rows).to(dev))
-        return self._row_kinds
-
-    @property
-    def max_row_entries(self) -> int:
-        if not hasattr(self, "_max_row_entries"):
-            self._max_row_entries = int(self.counts.max()) if self.Ba else 1
-        return self._max_row_entries
-
-    @property
-    def n_features(self) -> int:
-        return self.act.numel()
-
-
-class _Workspace:
-    """Scratch tensors reused from step to step (named, grown on demand): a fresh tensor of more than
-    ≈ 128 kB is a fresh memory mapping, whose page faults cost as much as the work done in it."""
-
-    def __init__(self, device="cpu", dtype=torch.float32):
-        self.device, self.dtype = device, dtype
-        self._flat: dict[str, torch.Tensor] = {}
-        self._views: dict[tuple, torch.Tensor] = {}  # (name, *shape) -> view of the current buffer
-
-    def get(self, name: str, *shape: int) -> torch.Tensor:
-        view = self._views.get((name, *shape))
-        if view is not None:
-            return view
-        size = math.prod(shape)
-        flat = self._flat.get(name)
-        if flat is None or flat.numel() < size:
-            size_new = max(size, int(1.25 * size) if flat is not None else size)
-            flat = torch.empty(size_new, device=self.device, dtype=self.dtype)
-            self._flat[name] = flat
-            self._views = {k: v for k, v in self._views.items() if k[0] != name}
-        view = self._views[(name, *shape)] = flat[:size].view(shape)
-        return view
-
-
-def loss_and_grads(
-    W: torch.Tensor, b: torch.Tensor, x: _Batch, path: str, loss_scale: float = 1.0
-) -> tuple[float, torch.Tensor, torch.Tensor]:
-    """Loss (mean over batch and features) and the gradients (n, m), (n,) of ``loss_scale`` × loss for one
-    cell on batch x (the paper's exp-17 scales its loss by 100 before the backward pass).
-
-    Both routes are exact. With pre = x W Wᵀ + b and R = dL/dpre, dL/dW = (xᵀR) W + Rᵀ(x W).
-
-    'hidden' forms h = x W (a gather) and the three products h Wᵀ, R W, Rᵀ h, each ∝ rows·n·m.
-    Rows are processed in chunks of ≤ 512 active rows so that pre-activations (chunk × n floats)
-    stay in cache; stacking many cells into one big tensor was measured 3× slower on a 2-core CPU
-    because those tensors spill to memory.
-
-    'features' uses that x has only a ≪ batch distinct active features (a ≈ 180 of n = 1000 at
-    α = 1.5, batch 2048): it forms the a rows G_A = W_A Wᵀ of the Gram matrix, pre = x_A G_A + b (a
-    weighted gather), D = x_Aᵀ R (another, grouped by feature) and dL/dW = scatter_A(D W) + Dᵀ W_A,
-    three products ∝ a·n·m. On the CPU its elementwise part (pre, ReLU, residual, loss, dL/db and D)
-    is one pass of the compiled kernel of ``fused`` where that builds, else the same in torch ops.
-    """
-    loss, gWt, gb = _loss_and_grads_t(
-        W.t().contiguous(), b, x, path, loss_scale, _Workspace(W.device, W.dtype)
-    )
-    return loss, gWt.t().contiguous(), gb
-
-
-def _loss_and_grads_t(
-    Wt: torch.Tensor,
-    b: torch.Tensor,
-    x: _Batch,
-    path: str,
-    loss_scale: float,
-    ws: _Workspace,
-    out: tuple[torch.Tensor, torch.Tensor] | None = None,
-) -> tuple[float, torch.Tensor, torch.Tensor]:
-    """``loss_and_grads`` on the trainer's layout: Wt = Wᵀ (m, n) in, dL/dWᵀ (m, n) out (written into
-    ``out`` when given, with dL/db). ``ws``: scratch tensors reused across calls."""
-    if path == "features":
-        return _loss_and_grads_features(Wt, b, x, loss_scale, ws, out)
-    if path != "hidden":
-        raise ValueError(f"path must be 'features' or 'hidden', not {path!r}")
-    loss, gW, gb = _loss_and_grads_hidden(Wt.t().contiguous(), b, x, loss_scale)
-    if out is None:
-        return loss, gW.t().contiguous(), gb
-    out[0].copy_(gW.t())
-    out[1].copy_(gb)
-    return loss, out[0], out[1]
-
-
-def _loss_and_grads_hidden(
-    W: torch.Tensor, b: torch.Tensor, x: _Batch, loss_scale: float
-) -> tuple[float, torch.Tensor, torch.Tensor]:
-    B, n = x.B, x.n
-    Wt = W.t().contiguous()  # (m, n): MKL is ~4× faster with this orientation than a skinny (n, m)
-    sq, gb = _empty_rows(b, x)
-    gW = torch.zeros_like(W)
-    gWt = torch.zeros_like(Wt)
-    for r0, r1, k0, k1 in x.chunks:
-        feats, vals = x.feats[k0:k1], x.vals[k0:k1]
-        rid = x.rid[k0:k1] - r0
-        offs = x.row_offsets[r0:r1] - k0
-        # h = x_chunk W: each active row sums its features' rows of W, weighted by their values
-        z = torch.nn.functional.embedding_bag(feats, W, offs, mode="sum", per_sample_weights=vals)
-        y = torch.addmm(b, z, Wt).clamp_min_(0.0)  # (rows, n) ReLU(pre)
-        R, sq_rows = _residual_into(y, rid, feats, vals)
-        sq += sq_rows
-        gb += R.sum(0)
-        dh = (Wt @ R.t()).t()  # (rows, m) = R W
-        gW.index_add_(0, feats, dh[rid] * vals[:, None])  # xᵀ (R W)
-        gWt += z.t() @ R  # (Rᵀ h)ᵀ
-    gW += gWt.t()
-    scale = 2.0 * loss_scale / (B * n)
-    return sq / (B * n), gW.mul_(scale), gb.mul_(scale)
-
-
-def _empty_rows(b: torch.Tensor, x: _Batch) -> tuple[float, torch.Tensor]:
-    """Summed squared error and dL/db · (B n / 2) of the rows with no active feature, in closed form:
-    there pre = b, so each such row contributes ‖ReLU(b)‖² and ReLU(b)."""
-    n_empty = x.B - x.Ba
-    relu_b = b.clamp_min(0.0)
-    return n_empty * float((relu_b**2).sum()), n_empty * relu_b
-
-
-def _residual_into(y: torch.Tensor, rid, feats, vals) -> tuple[torch.Tensor, float]:
-    """Turn y = ReLU(pre) (rows × n, in place) into R = dL/dpre · (B n / 2); return it and the rows'
-    summed squared error. R equals y off the active entries (the ReLU is already 0 where
-    pre ≤ 0); at an active entry the residual y − x counts in the loss even where the ReLU is off,
-    but its gradient needs the ReLU mask."""
-    y_act = y[rid, feats]
-    res = y_act - vals
-    yf = y.view(-1)
-    sq = float(torch.dot(yf, yf)) - float(y_act.dot(y_act)) + float(res.dot(res))
-    y[rid, feats] = res * (y_act > 0)
-    return y, sq
-
-
-def _loss_and_grads_features(
-    Wt: torch.Tensor,
-    b: torch.Tensor,
-    x: _Batch,
-    loss_scale: float,
-    ws: _Workspace,
-    out: tuple[torch.Tensor, torch.Tensor] | None,
-    scaled: bool = True,
-) -> tuple[float, torch.Tensor, torch.Tensor]:
-    """The features route on the trainer's layout. ``scaled=False`` leaves the gradients unscaled (the
-    caller multiplies them by ``_grad_scale``, as the compiled update does in its pass)."""
-    B, n, m, a = x.B, x.n, Wt.shape[0], x.n_features
-    gWt, gb = out if out is not None else (torch.empty_like(Wt), torch.empty_like(b))
-    # W_Aᵀ (m, a), gathered along Wᵀ's rows, and Wᵀ (m, n): the products below are oriented as MKL runs
-    # them fastest at small m
-    WAt = torch.index_select(Wt, 1, x.act, out=ws.get("WAt", m, a))  # W_Aᵀ (m, a)
-    GA = torch.mm(WAt.t(), Wt, out=ws.get("GA", a, n))  # (a, n) rows of W Wᵀ
-    D = ws.get("D", a, n)
-    if (
-        Wt.device.type == "cpu"
-        and Wt.dtype == b.dtype == torch.float32
-        and b.is_contiguous()
-        and fused.kernel() is not None
-    ):
-        # one pass over the rows, in cache: pre, ReLU, residual, loss, dL/db and D = x_Aᵀ R
-        sq = fused.fused_rows(GA, b, x, D, gb)
-    else:
-        emb = torch.nn.functional.embedding_bag
-        y = emb(x.inv, GA, x.row_offsets, mode="sum", per_sample_weights=x.vals).add_(b).clamp_min_(0.0)
-        R, sq_rows = _residual_into(y, x.rid, x.feats, x.vals)
-        sq, gb_empty = _empty_rows(b, x)
-        sq += sq_rows
-        torch.add(gb_empty, R.sum(0), out=gb)
-        D.copy_(emb(x.f_rid, R, x.f_offsets, mode="sum", per_sample_weights=x.f_vals))
-    torch.mm(WAt, D, out=gWt)  # (Rᵀ x W)ᵀ
-    gWt.index_add_(1, x.act, torch.mm(Wt, D.t(), out=ws.get("DW", m, a)))  # (xᵀ R W)ᵀ
-    if not scaled:
-        return sq / (B * n), gWt, gb
-    scale = _grad_scale(x, loss_scale)
-    return sq / (B * n), gWt.mul_(scale), gb.mul_(scale)
-
-
-def _grad_scale(x: _Batch, loss_scale: float) -> float:
-    """The factor from R (the kernel's and the torch code's residual) to the gradient of loss_scale × loss."""
-    return 2.0 * loss_scale / (x.B * x.n)
-
-
 def _step_group(
     P: dict,
-    x: _Batch,
+    x: Batch,
     path: str,
     lr_w: float,
     lr_b: float,
     t: int,
     S: TrainSettings,
-    ws: _Workspace | None = None,
+    ws: Workspace | None = None,
     compiled: bool | None = None,
 ) -> torch.Tensor:
     """One training step of every cell of a width group, in place. P['Wt'] (C, m, n) holds the cells'
@@ -563,17 +299,17 @@ def _step_group(
     has it. Returns the C losses."""
     Wt = P["Wt"]
     C, m, n = Wt.shape
-    ws = ws or _Workspace(Wt.device, Wt.dtype)
+    ws = ws or Workspace(Wt.device, Wt.dtype)
     G, Gb = ws.get("grad_W", C, m, n), ws.get("grad_b", C, n)
     bc1, bc2 = 1 - S.beta1**t, 1 - S.beta2**t
     compiled = fused.update_ok(P) if compiled is None else compiled
     if compiled and path == "features" and fused.group_ok():
         # every cell's gradients in one compiled call (products through torch's own BLAS), unscaled
         losses = (fused.group_grads(Wt, P["b"], x, G, Gb, ws) / (x.B * x.n)).tolist()
-        gscale = _grad_scale(x, S.loss_scale)
+        gscale = grad_scale(x, S.loss_scale)
     else:
         losses = [
-            _loss_and_grads_t(Wt[c], P["b"][c], x, path, S.loss_scale, ws, out=(G[c], Gb[c]))[0]
+            loss_and_grads_t(Wt[c], P["b"][c], x, path, S.loss_scale, ws, out=(G[c], Gb[c]))[0]
             for c in range(C)
         ]
         gscale = 1.0
@@ -732,47 +468,3 @@ def superposition_train_cells(
         )
     remove_checkpoint(ckpt)
     return infos
-
-
-# ---------------------------------------------------------------------------------------------
-# The plain reference: the paper's loop (dense random input, autograd, one cell at a time).
-
-
-def reference_train(dist: str, gamma: float, m: int, settings: TrainSettings, seed_offset: int = 0):
-    """Train one cell exactly as the paper's exp-10 script does (dense input draw, autograd,
-    its AdamW with the signed decay rule). Returns (W (n, m), b (n,), losses (steps,)) as numpy."""
-    S = settings
-    n, B = S.n, S.batch
-    p = feature_probabilities(parse_distribution(dist), n).to(torch.float32)
-    W0, b0 = init_params(n, m, S.seed)
-    W = W0.clone().requires_grad_(True)
-    b = b0.clone().requires_grad_(True)
-    lr_w0, lr_b0 = cell_lrs(S, m)
-    state = {
-        id(W): [torch.zeros_like(W), torch.zeros_like(W)],
-        id(b): [torch.zeros_like(b), torch.zeros_like(b)],
-    }
-    torch.manual_seed(_seed_of("reference", S.seed, dist, n, B, seed_offset))
-    losses = np.zeros(S.steps, dtype=np.float32)
-    for step in range(S.steps):
-        x = (torch.rand(B, n) < p).float() * torch.rand(B, n) * 2
-        f = lr_factor(step, S.steps, S.warmup_steps, S.min_lr_ratio)
-        y = torch.relu(x @ W @ W.T + b)
-        loss = torch.nn.functional.mse_loss(y, x)
-        W.grad = b.grad = None
-        (loss * S.loss_scale).backward()
-        losses[step] = loss.item()
-        with torch.no_grad():
-            t = step + 1
-            for P, lr, wd in ((W, lr_w0 * f, gamma), (b, lr_b0 * f, 0.0)):
-                if wd >= 0:
-                    P.mul_(1 - wd * lr)
-                else:
-                    norms = P.norm(dim=1, keepdim=True).add_(S.eps)
-                    P.add_(wd * P * (1 - 1 / norms), alpha=lr)
-                m1, v1 = state[id(P)]
-                m1.mul_(S.beta1).add_(P.grad, alpha=1 - S.beta1)
-                v1.mul_(S.beta2).addcmul_(P.grad, P.grad, value=1 - S.beta2)
-                denom = (v1.sqrt() / math.sqrt(1 - S.beta2**t)).add_(S.eps)
-                P.addcdiv_(m1, denom, value=-lr / (1 - S.beta1**t))
-    return W.detach().numpy(), b.detach().numpy(), losses
