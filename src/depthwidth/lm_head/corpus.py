@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.files import atomic_write_parquet
+from depthwidth.integrity import write_table
 
 log = logging.getLogger("depthwidth.lm_head")
+
+CORPUS_RULE = "lm_head_corpus"  # writes data/corpora/<corpus>.parquet
 
 
 def _is_null(t) -> bool:
@@ -65,18 +67,25 @@ def join_texts(
     return out
 
 
-def iter_texts(spec: dict, input_paths: list[str] | None = None, name: str = "?") -> Iterator[str]:
+def iter_texts(
+    spec: dict, input_paths: list[str] | None = None, name: str = "?", rule: str = CORPUS_RULE
+) -> Iterator[str]:
     """Every row's text of a corpus, in stream order, blank ones included (callers skip them).
 
-    ``source`` fineweb: ``input_paths`` are the FineWeb parquet shards; raw/local: ``input_paths[0]``
-    is the file (parquet, JSON or JSONL); hub: streamed with ``datasets``.
+    ``source`` fineweb: ``input_paths`` are the FineWeb parquet shards (their seals checked); raw: ``input_paths[0]``
+    is the pinned file (checked against its pinned SHA-256; ``rule``, the rule reading it, is named in the
+    fix of a damaged one); local: ``input_paths[0]`` is the user's file (parquet, JSON or JSONL); hub:
+    streamed with ``datasets``.
     """
+    from depthwidth.download.fetch import check_pinned
     from depthwidth.download.fineweb import CorpusError, read_corpus, read_shards
 
     src = spec["source"]
     if src == "fineweb":
         yield from read_shards(input_paths)["text"]
     elif src in ("raw", "local"):
+        if src == "raw":
+            check_pinned(input_paths[0], rule=rule)
         yield from (d["text"] for d in read_corpus(input_paths[0], text_column=spec["text_column"]))
     elif src == "hub":
         yield from _hub_texts(spec, name)
@@ -164,7 +173,8 @@ def lm_head_corpus(
     """Rule lm_head_corpus: the first ``n_texts`` non-empty texts of one corpus as parquet
     (``text_index``, ``text``)."""
     texts = corpus_texts(spec, n_texts, input_paths=input_paths, name=name)
-    atomic_write_parquet(output, pd.DataFrame({"text_index": range(len(texts)), "text": texts}))
+    # sealed: rule lm_head_loss reads it with read_table, which checks the seal
+    write_table(pd.DataFrame({"text_index": range(len(texts)), "text": texts}), output)
     (logger or log).info("corpus %s: %d texts, %d characters", name, len(texts), sum(map(len, texts)))
 
 

@@ -178,7 +178,12 @@ def lm_head_token_counts(
         return tok(batch, add_special_tokens=False)["input_ids"]
 
     dropped: Counter = Counter()
-    counts, facts = count_tokens(encode, iter_texts(spec, input_paths, corpus), min_tokens, dropped=dropped)
+    counts, facts = count_tokens(
+        encode,
+        iter_texts(spec, input_paths, corpus, rule="lm_head_token_counts"),
+        min_tokens,
+        dropped=dropped,
+    )
     if dropped:
         logger.info(
             "corpus %s: skipped %d null and %d empty or whitespace-only documents",
