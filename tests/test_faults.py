@@ -80,7 +80,7 @@ def test_damaged_pinned_fineweb_sample_is_fetched_again_or_named_with_the_fix(tm
         materialise(healed, **kw, sources=_sources(tmp_path / "empty"))
     msg = str(e.value)
     assert str(raw) in msg and "changed or damaged" in msg, msg
-    assert msg.rstrip().endswith("snakemake <your target> --forcerun fineweb_shards"), msg
+    assert msg.rstrip().endswith("snakemake --cores all <your target> --forcerun fineweb_shards"), msg
 
 
 @needs_shared_data
@@ -92,10 +92,12 @@ def test_damaged_pinned_raw_corpus_of_the_lm_head_is_named_with_the_fix(tmp_path
     raw.parent.mkdir(parents=True)
     shutil.copyfile(SHARED_DATA / FINEWEB, raw)
     spec = {"source": "raw", "path": FINEWEB, "text_column": "text", "join_words": 0}
-    assert len(corpus_texts(spec, 3, input_paths=[str(raw)], name="fw")) == 3
+    good = corpus_texts(spec, 3, input_paths=[str(raw)], name="fw")
     _flip_byte(raw, 1000)
-    with pytest.raises(IntegrityError, match=rf"{raw}: its SHA-256 .*--forcerun lm_head_corpus"):
-        corpus_texts(spec, 3, input_paths=[str(raw)], name="fw")
+    with pytest.raises(IntegrityError, match=rf"(?s){raw}: its SHA-256 .*--forcerun lm_head_corpus"):
+        corpus_texts(spec, 3, input_paths=[str(raw)], name="fw", sources=_sources(tmp_path / "empty"))
+    # with the mirror among the sources it is fetched again and gives the texts of the intact file
+    assert corpus_texts(spec, 3, input_paths=[str(raw)], name="fw", sources=_sources(SHARED_DATA)) == good
 
 
 @needs_shared_data
@@ -204,7 +206,7 @@ def test_converted_model_is_checked_at_load_and_its_folder_can_move(tmp_path, ti
             load_model("data/models/tg")
         msg = str(e.value)
         assert msg.startswith(f"{Path('data/models/tg/hf/model.safetensors')}: ") and cause in msg, msg
-        assert "Fix: snakemake <your target> --forcerun model_fetch" in msg
+        assert "Fix: snakemake --cores all <your target> --forcerun model_fetch" in msg
         weights.write_bytes(good)
 
 

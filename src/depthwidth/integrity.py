@@ -93,7 +93,10 @@ def read_seal(path: str | Path) -> dict:
 def fix_hint(rule: str) -> str:
     """The fix a consumer names for a bad file that ``rule`` writes. The target goes before ``--forcerun``,
     which takes several rule names (a target after it would be read as one)."""
-    return f"Fix: snakemake <your target> --forcerun {rule} (it rewrites the file and what depends on it)."
+    return (
+        f"Fix: snakemake --cores all <your target> --forcerun {rule} "
+        "(it rewrites the file and what depends on it)."
+    )
 
 
 def check_sealed(path: str | Path, rule: str, fp: Any = None) -> dict:

@@ -57,7 +57,7 @@ def check_pinned(
     A damaged file is fetched again (``sources``: the ``mirrors``, ``allow_network`` and ``timeout_s`` of
     rule fetch_file's params) and the step goes on with the pinned bytes; where no source gives them, or
     without ``sources``, this raises ``IntegrityError`` naming the file, the cause and the one command that
-    recovers: ``snakemake <your target> --forcerun <rule>`` (``rule``: the step that reads the file), which
+    recovers: ``snakemake --cores all <your target> --forcerun <rule>`` (``rule``: the step that reads the file), which
     fetches it again once a source holds it."""
     from depthwidth.integrity import IntegrityError
 
@@ -87,7 +87,7 @@ def check_pinned(
                 allow_network=sources["allow_network"],
             )
         except FetchError as e:
-            why = f"fetching it again failed:\n{e}"
+            why = "fetching it again failed: " + str(e).split("\nFix:")[0]  # the fix follows, once
         else:
             log.warning("%s: fetched again from %s (sha256 ok)", path, where)
             return rel
@@ -95,10 +95,12 @@ def check_pinned(
     if sources is not None and rule:  # the rerun of the step fetches it again
         fix = (
             f"Fix: put the pinned file into a mirror folder (data.mirrors) as <mirror>/{rel} or run where one "
-            f"of its URLs is reachable, then: snakemake <your target>{force}"
+            f"of its URLs is reachable, then: snakemake --cores all <your target>{force}"
         )
     else:
-        fix = f"Fix: rm {path} && snakemake <your target>{force} (rule fetch_file fetches it again)"
+        fix = (
+            f"Fix: rm {path} && snakemake --cores all <your target>{force} (rule fetch_file fetches it again)"
+        )
     raise IntegrityError(f"{path}: {cause}; {why}. Nothing was computed from it. {fix}")
 
 
