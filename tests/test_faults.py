@@ -120,6 +120,24 @@ def test_damaged_chinchilla_csv_is_fetched_again_from_the_mirror(tmp_path):
     )
 
 
+@needs_shared_data
+def test_damaged_openlm_file_is_fetched_again_from_the_mirror(tmp_path):
+    from depthwidth.chinchilla.sweeps import chinchilla_sweep_points
+
+    root = tmp_path / "data/raw/openlm_scaling"
+    shutil.copytree(SHARED_DATA / "openlm_scaling", root)
+    spec = {"name": "openlm_grid", "loader": "openlm_grid", "path": str(root), "n_exponents": 3}
+    spec["drop_highest"] = 0
+    out = tmp_path / "runs.csv"
+    chinchilla_sweep_points(spec, out)
+    before = out.read_bytes()
+    grid = root / "exp_data/grid.json"
+    grid.write_text(grid.read_text().replace("}", ', "open_lm_1b_x": 9.0}', 1))
+    chinchilla_sweep_points(spec, out, sources=_sources(SHARED_DATA))
+    assert out.read_bytes() == before
+    assert sha256_file(grid) == load_manifest()["openlm_scaling/exp_data/grid.json"]["sha256"]
+
+
 # --- shards and corpus files: sealed by their writer, checked by every reader --------------------------
 
 
@@ -208,6 +226,14 @@ def test_converted_model_is_checked_at_load_and_its_folder_can_move(tmp_path, ti
         assert msg.startswith(f"{Path('data/models/tg/hf/model.safetensors')}: ") and cause in msg, msg
         assert "Fix: snakemake --cores all <your target> --forcerun model_fetch" in msg
         weights.write_bytes(good)
+
+    # a manifest without checksums (an older fetch) cannot be checked: it says so and how to refetch
+    manifest = moved / "data/models/tg/manifest.json"
+    manifest.write_text(
+        json.dumps({k: v for k, v in json.loads(manifest.read_text()).items() if k != "files"})
+    )
+    with pytest.raises(ModelError, match=r"records no checksums.*--forcerun model_fetch"):
+        load_model("data/models/tg")
 
 
 # --- a full disk ----------------------------------------------------------------------------------------

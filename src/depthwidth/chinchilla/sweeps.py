@@ -388,10 +388,17 @@ def load_sweep(spec: dict, n_exponents: int = 3) -> pd.DataFrame:
     return read_sweep(spec["path"], name, spec.get("columns"), n_exponents)
 
 
-def chinchilla_sweep_points(spec: dict, runs_out) -> pd.DataFrame:
+def chinchilla_sweep_points(spec: dict, runs_out, sources: dict | None = None) -> pd.DataFrame:
     """Rule chinchilla_sweep_points: one ``sweeps:`` entry → its checked runs (``runs_out`` CSV), less the
     ``drop_highest`` highest-loss runs (``law.kept_mask``, as the main fit drops them). Raises
-    ``SweepError`` (naming the sweep, file and column) before anything is written."""
+    ``SweepError`` (naming the sweep, file and column) before anything is written. The pinned OpenLM
+    files of an OpenLM loader are checked first and, where damaged, fetched again from ``sources``."""
+    if sources is not None and str(spec.get("loader", "")).startswith("openlm"):
+        manifest = load_manifest()
+        for key in openlm_files(manifest):
+            path = Path(spec["path"]) / key[len(OPENLM_DIR) + 1 :]
+            if path.is_file():
+                check_pinned(path, manifest, rule=RULE, sources=sources)
     df = load_sweep(spec, spec["n_exponents"])
     keep = kept_mask(df["loss"].to_numpy(float), spec["drop_highest"])
     out = check_sweep(df[keep].reset_index(drop=True), spec["name"], spec["n_exponents"], source=spec["path"])
