@@ -396,3 +396,15 @@ def test_missing_local_corpus_files_are_caught_at_validation(tmp_path, monkeypat
     (tmp_path / "texts/mine.jsonl").write_text("")
     check_hidden_states(cfg)
     check_lm_head(cfg)
+
+
+def test_yaml_error_in_the_default_config_names_the_file_and_the_line(tmp_path):
+    from depthwidth.config import ConfigError, checked_yaml
+
+    good = tmp_path / "config.yaml"
+    good.write_text("data:\n  mirrors: [a, b]\n")
+    assert checked_yaml(good) == str(good)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("data:\n  mirrors: [a, b\n  allow_network: true\nstages: [x]\n")
+    with pytest.raises(ConfigError, match=rf"{bad}, line 3, column \d+: not valid YAML .*starts at line 2"):
+        checked_yaml(bad)
