@@ -55,9 +55,10 @@ def _sources(*mirrors) -> dict:
 
 @needs_shared_data
 def test_damaged_pinned_fineweb_sample_is_fetched_again_or_named_with_the_fix(tmp_path):
-    """One changed byte of the pinned FineWeb sample (still valid JSON) moved the token-frequency exponent
-    with exit code 0. The shards' writer checks the pin: with a mirror it fetches the file again and the
-    shards equal those of the intact file; without one it stops, naming the file and the one command."""
+    """One changed byte of the pinned FineWeb sample (still valid JSON) would move the token-frequency
+    exponent with exit code 0 if it went unchecked. The shards' writer checks the pin: with a mirror it
+    fetches the file again and the shards equal those of the intact file; without one it stops, naming the
+    file and the one command."""
     from depthwidth.download.fineweb import materialise, read_shards
 
     raw = tmp_path / "data/raw" / FINEWEB
