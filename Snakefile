@@ -4,14 +4,22 @@
 
 
 import os
+import sys
 
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-# The defaults sit beside this Snakefile; --configfile overlays (deep-merges) on top of them.
-configfile: os.path.join(workflow.basedir, "config.yaml")
+# The package holds the science; import it from the checkout when it is not installed.
+sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+
+from depthwidth.config import checked_yaml
+
+
+# The defaults sit beside this Snakefile; --configfile overlays (deep-merges) on top of them. A syntax error
+# in the defaults names the file and the line (Snakemake reads the overlays before this file runs).
+configfile: checked_yaml(os.path.join(workflow.basedir, "config.yaml"))
 
 
 include: "rules/common.smk"

@@ -24,6 +24,9 @@ rule chinchilla_points:
     resources:
         mem_mb=500,
         runtime=5,
+    params:
+        # a damaged pinned input is fetched again from these; not a rerun trigger (data.mirrors)
+        sources=download_pipeline.sources_params(config, workflow.basedir),
     script:
         "../scripts/chinchilla_points.py"
 
@@ -91,6 +94,8 @@ rule chinchilla_sweep_points:
         runtime=5,
     params:
         spec=lambda wc: chinchilla_pipeline.sweep_load_params(config, wc.sweep),
+        # a damaged pinned OpenLM file is fetched again from these; not a rerun trigger (data.mirrors)
+        sources=download_pipeline.sources_params(config, workflow.basedir),
     script:
         "../scripts/chinchilla_sweep_points.py"
 

@@ -44,5 +44,7 @@ rule fineweb_shards:
         "../envs/depthwidth.yaml"
     params:
         corpus=download_pipeline.corpus_params(config),
+        # a damaged pinned sample is fetched again from these; not a rerun trigger (data.mirrors)
+        sources=download_pipeline.sources_params(config, workflow.basedir),
     script:
         "../scripts/fineweb_shards.py"

@@ -32,6 +32,8 @@ rule lm_head_corpus:
     params:
         spec=lm_head_pipeline.corpus_spec_function(config),
         n_texts=lm_head_pipeline.n_texts(config),
+        # a damaged pinned corpus is fetched again from these; not a rerun trigger (data.mirrors)
+        sources=download_pipeline.sources_params(config, workflow.basedir),
     script:
         "../scripts/lm_head_corpus.py"
 
@@ -129,6 +131,8 @@ rule lm_head_token_counts:
     params:
         **lm_head_pipeline.token_count_params(config),
         spec=lm_head_pipeline.corpus_spec_function(config, "token_frequencies"),
+        # a damaged pinned corpus is fetched again from these; not a rerun trigger (data.mirrors)
+        sources=download_pipeline.sources_params(config, workflow.basedir),
     script:
         "../scripts/lm_head_token_counts.py"
 

@@ -5,4 +5,4 @@ from depthwidth.logs import setup_logging
 
 setup_logging(snakemake.log[0])  # noqa: F821
 sm = snakemake  # noqa: F821
-chinchilla_sweep_points(sm.params.spec, sm.output.runs)
+chinchilla_sweep_points(sm.params.spec, sm.output.runs, sm.params.sources)

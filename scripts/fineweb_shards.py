@@ -19,5 +19,6 @@ where = materialise(
     mirror_docs=c["mirror_docs"],
     local_path=sm.input.get("corpus"),
     text_column=c["text_column"],
+    sources=sm.params.sources,
 )
 log.info("fineweb_shards: %d documents from %s in %d shards", c["n_docs"], where, len(sm.output))

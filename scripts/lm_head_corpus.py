@@ -6,5 +6,11 @@ from depthwidth.logs import setup_logging
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])
 lm_head_corpus(
-    sm.params.spec, sm.params.n_texts, list(sm.input), sm.wildcards.corpus, sm.output[0], logger=log
+    sm.params.spec,
+    sm.params.n_texts,
+    list(sm.input),
+    sm.wildcards.corpus,
+    sm.output[0],
+    logger=log,
+    sources=sm.params.sources,
 )

@@ -16,4 +16,5 @@ lm_head_token_counts(
     counts_path=sm.output.counts,
     summary_path=sm.output.summary,
     logger=log,
+    sources=sm.params.sources,
 )

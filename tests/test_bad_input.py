@@ -151,17 +151,18 @@ def _truncated_parquet(path: Path, n_docs: int = 40) -> tuple[bytes, bytes]:
 def test_truncated_parquet_shard_is_named_with_the_fix(tmp_path):
     """A FineWeb shard cut short (an interrupted copy): reading it raises CorpusError naming the file
     and the rule to rerun, not pyarrow's bare 'Parquet magic bytes not found'."""
-    from depthwidth.download.fineweb import CorpusError, read_shards, write_shards
+    from depthwidth.download.fineweb import read_shards, write_shards
+    from depthwidth.integrity import IntegrityError
 
     docs = [{"text": f"doc {i}"} for i in range(6)]
     paths = [tmp_path / f"shard-{i:05d}.parquet" for i in range(3)]
     write_shards(docs, paths, docs_per_shard=2)
     assert len(read_shards(paths)) == 6  # intact: all 6 documents, in order
     paths[1].write_bytes(paths[1].read_bytes()[:-40])  # drop the footer of the middle shard
-    with pytest.raises(CorpusError) as e:
+    with pytest.raises(IntegrityError) as e:
         read_shards(paths)
     msg = str(e.value)
-    assert str(paths[1]) in msg and "truncated" in msg and "Fix:" in msg and "fineweb_shards" in msg, msg
+    assert str(paths[1]) in msg and "truncated" in msg and "--forcerun fineweb_shards" in msg, msg
 
 
 def test_truncated_local_corpus_stops_the_download_rule(tmp_path):

@@ -16,6 +16,7 @@ from depthwidth.download.fineweb import (
     shard_names,
 )
 
+from depthwidth.integrity import IntegrityError, write_table
 from conftest import SHARED_DATA
 
 MIRROR = SHARED_DATA / "fineweb" / "fineweb_subset.json"
@@ -75,12 +76,13 @@ def test_local_jsonl_and_parquet_corpora(tmp_path):
 
 def test_truncated_parquet_names_the_file_and_the_fix(tmp_path):
     good = tmp_path / "shard-00000.parquet"
-    pd.DataFrame({"doc_index": range(50), "text": ["word " * 200] * 50}).to_parquet(good)
+    write_table(pd.DataFrame({"doc_index": range(50), "text": ["word " * 200] * 50}), good)
     data = good.read_bytes()
     bad = tmp_path / "shard-00001.parquet"
+    write_table(pd.DataFrame({"doc_index": range(50, 100), "text": ["word " * 200] * 50}), bad)
     bad.write_bytes(data[: len(data) // 2])
     assert len(read_shards([good])) == 50
-    with pytest.raises(CorpusError, match=r"shard-00001\.parquet.*truncated.*fineweb_shards"):
+    with pytest.raises(IntegrityError, match=r"shard-00001\.parquet.*truncated.*--forcerun fineweb_shards"):
         read_shards([good, bad])
     with pytest.raises(CorpusError, match=r"shard-00001\.parquet.*truncated"):
         read_corpus(bad)

@@ -79,7 +79,7 @@ def test_depth_toy_end_to_end(tmp_path):
     assert proc.returncode != 0
     log = (tmp_path / "logs/depth_toy/section.log").read_text()
     assert "Traceback" in log and "IntegrityError: results/depth_toy/runs.csv" in log
-    assert "Fix: snakemake <your target> --forcerun depth_toy_tables" in log
+    assert "Fix: snakemake --cores all <your target> --forcerun depth_toy_tables" in log
     run_snakemake(tmp_path, TARGET, "--forcerun", "depth_toy_tables")
     assert len(pd.read_csv(runs_csv)) == 8 and json.loads((res / "headline.json").read_text()) == rows
 

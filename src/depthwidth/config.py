@@ -171,6 +171,28 @@ _Validator = _with_defaults(
 )
 
 
+def checked_yaml(path: str | Path) -> str:
+    """``path`` if it parses as YAML; else ``ConfigError`` naming the file, the line and the column and what
+    is wrong there (Snakemake's own message names neither). For the Snakefile's ``configfile:``: overlays given
+    with ``--configfile`` are read by Snakemake while it builds its settings, before the Snakefile runs, so
+    their syntax errors keep Snakemake's message."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            yaml.safe_load(f)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e)
+        start = getattr(e, "context_mark", None)
+        if start and mark and start.line != mark.line:  # e.g. an unclosed [ opened on an earlier line
+            problem += f", {e.context} that starts at line {start.line + 1}"
+        raise ConfigError(
+            f"{path}{where}: not valid YAML ({problem}). Nothing was run. Fix: correct that line (a YAML "
+            "mapping is 'key: value', nested keys are indented with spaces, never tabs)."
+        ) from None
+    return str(path)
+
+
 def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
     """Validate ``config`` in place against the composed schema, filling in defaults; raise
     ``ConfigError`` listing every error."""

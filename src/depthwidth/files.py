@@ -3,6 +3,7 @@ fsynced, then renamed. A reader (or a killed run's restart) never sees half a fi
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -14,6 +15,59 @@ from pathlib import Path
 from typing import Any, Callable
 
 log = logging.getLogger("depthwidth.files")
+
+
+class DiskFullError(OSError):
+    """A write stopped because its disk (or quota) is full; the message names the path, the bytes written
+    before it stopped, the free space left and the fix."""
+
+
+#: torch's zip writer reports a full disk as a short write, not as ENOSPC
+_SHORT_WRITE = re.compile(r"unexpected pos|PytorchStreamWriter failed|file write failed", re.I)
+
+
+def _is_disk_full(e: BaseException) -> bool:
+    """Whether ``e`` (or an exception it was raised from) is a full disk or quota."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "No space left on device" in str(e) or "Disk quota exceeded" in str(e):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file, or of every file under a folder (0 where nothing is there)."""
+    try:
+        if path.is_dir():
+            return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+        return path.stat().st_size if path.exists() else 0
+    except OSError:
+        return 0
+
+
+def disk_full_error(dest: str | Path, written: int = 0, needed: int | None = None) -> DiskFullError:
+    """The error that reports a full disk while writing ``dest``: the path, what was written before the
+    write stopped (``written`` bytes), what the write needs where that is known, the free space now, and the
+    fix. Never blamed on the network or on the data."""
+    dest = Path(dest)
+    folder = next((p for p in [dest.parent, *dest.parents] if p.exists()), Path("."))
+    free = shutil.disk_usage(folder).free
+    need = (
+        f"it needs {needed:,} bytes"
+        if needed is not None
+        else f"it needs more than the {written:,} bytes written when the disk filled"
+    )
+    return DiskFullError(
+        errno.ENOSPC,
+        f"{dest}: the disk is full (no space left on device while writing it; {need}, and {free:,} bytes "
+        f"are free on the disk of {folder}). Nothing was left half-written. Fix: free space on that disk "
+        "(or move the working folder to a larger one) and rerun the same snakemake command.",
+    )
+
 
 #: ``.<name>.partial-<pid>``: a write in progress (or of a killed process) of ``<name>``
 _PARTIAL = re.compile(r"^\.(?P<name>.+)\.partial-(?P<pid>[0-9]+)$")
@@ -82,10 +136,22 @@ def atomic_path(dest: str | Path):
     remove_stale_partials(dest.parent, dest.name)
     tmp = partial_name(dest)
     try:
-        yield tmp
-        if tmp.is_file():
-            with open(tmp, "rb+") as f:
-                os.fsync(f.fileno())
+        try:
+            yield tmp
+            if tmp.is_file():
+                with open(tmp, "rb+") as f:
+                    os.fsync(f.fileno())
+        except Exception as e:
+            if isinstance(e, DiskFullError):
+                raise
+            written = _size(tmp)
+            # torch's checkpoint writer reports a full disk as a short write ("unexpected pos ...")
+            short = bool(_SHORT_WRITE.search(str(e))) and shutil.disk_usage(dest.parent).free < max(
+                2 * written, 1 << 26
+            )
+            if _is_disk_full(e) or short:
+                raise disk_full_error(dest, written) from e
+            raise
         os.replace(tmp, dest)
     finally:
         if tmp.is_dir():
@@ -125,7 +191,10 @@ def atomic_write_csv(dest: str | Path, df, **kwargs) -> None:
 
 
 def atomic_copy(src: str | Path, dest: str | Path) -> None:
-    atomic_write(dest, lambda p: shutil.copyfile(src, p))
+    try:
+        atomic_write(dest, lambda p: shutil.copyfile(src, p))
+    except DiskFullError as e:  # the size of the copy is known: say it
+        raise disk_full_error(dest, needed=Path(src).stat().st_size) from e.__cause__
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:

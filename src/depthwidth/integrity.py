@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from depthwidth.files import atomic_path, atomic_write_json, sha256_file
+from depthwidth.files import atomic_path, atomic_write_json, remove_stale_partials, sha256_file
 
 log = logging.getLogger("depthwidth")
 
@@ -93,7 +93,10 @@ def read_seal(path: str | Path) -> dict:
 def fix_hint(rule: str) -> str:
     """The fix a consumer names for a bad file that ``rule`` writes. The target goes before ``--forcerun``,
     which takes several rule names (a target after it would be read as one)."""
-    return f"Fix: snakemake <your target> --forcerun {rule} (it rewrites the file and what depends on it)."
+    return (
+        f"Fix: snakemake --cores all <your target> --forcerun {rule} "
+        "(it rewrites the file and what depends on it)."
+    )
 
 
 def check_sealed(path: str | Path, rule: str, fp: Any = None) -> dict:
@@ -104,10 +107,20 @@ def check_sealed(path: str | Path, rule: str, fp: Any = None) -> dict:
     return read_seal(path)
 
 
+def remove_stale_partials_of(path: str | Path) -> None:
+    """Remove what killed writers of ``path`` or of its seal left (``.<name>.partial-<pid>`` and
+    ``..<name>.seal.json.partial-<pid>`` of dead processes)."""
+    path = Path(path)
+    remove_stale_partials(path.parent, path.name)
+    remove_stale_partials(path.parent, seal_path(path).name)
+
+
 def unseal(path: str | Path) -> None:
-    """Remove ``path`` and its seal (a finished job's checkpoint)."""
+    """Remove ``path`` and its seal (a finished job's checkpoint), and the partials of either that a killed
+    earlier attempt left (a job that resumes and finishes before its next checkpoint writes neither again)."""
     Path(path).unlink(missing_ok=True)
     seal_path(path).unlink(missing_ok=True)
+    remove_stale_partials_of(path)
 
 
 def quarantine(path: str | Path, why: str) -> Path:
@@ -125,6 +138,7 @@ def quarantine(path: str | Path, why: str) -> Path:
 def usable(path: str | Path, fp: Any) -> bool:
     """True where ``path`` exists and matches its seal and fingerprint; a mismatching file is moved aside."""
     path = Path(path)
+    remove_stale_partials_of(path)
     if not path.exists():
         return False
     problem = seal_problem(path, fp)

@@ -64,11 +64,12 @@ def reconstruction_summary(points: pd.DataFrame, worst: float) -> dict:
     }
 
 
-def chinchilla_points(points_csv, table_csv, points_out, summary_out) -> dict:
+def chinchilla_points(points_csv, table_csv, points_out, summary_out, sources: dict | None = None) -> dict:
     """Rule chinchilla_points: read Fig. 4's points and Table A9 (each checked against its pinned SHA-256
-    first), write the points and a summary (both sealed: the fit, scan, sweep and section check them)."""
-    check_pinned(points_csv)
-    check_pinned(table_csv)
+    first, and fetched again from ``sources`` where damaged), write the points and a summary (both sealed:
+    the fit, scan, sweep and section check them)."""
+    check_pinned(points_csv, rule="chinchilla_points", sources=sources)
+    check_pinned(table_csv, rule="chinchilla_points", sources=sources)
     points, worst = reconstruct_points(pd.read_csv(points_csv), pd.read_csv(table_csv))
     summary = reconstruction_summary(points, worst)
     write_table(points, points_out)

@@ -36,6 +36,7 @@ POSITIVE = ("width", "depth", "tokens", "loss", "params")
 # Distinct values each exponent's axis needs: a power law c·x^-α next to a free offset needs 3 points.
 AXES = {"width": "alpha_m", "depth": "alpha_l", "tokens": "alpha_D"}
 
+RULE = "chinchilla_sweep_points"  # the rule that loads a sweep (named in the fix of a damaged file)
 OPENLM_DIR = "openlm_scaling"  # under data/raw/ and under each mirror (manifest keys start with it)
 OPENLM_TRAIN_SETS = ("c4_original", "rpj", "rw_original")
 OPENLM_VAL_SETS = (
@@ -211,7 +212,7 @@ def load_openlm_grid(root: str | Path, select: str = "best", name: str = "openlm
     (a diverged warm-up 100 run sits 2.3 nats above its shape's best) as noise of the law.
     """
     path = Path(root) / "exp_data" / "grid.json"
-    check_pinned(path)  # a pinned download is checked where it is used, not only when fetched
+    check_pinned(path, rule=RULE)  # a pinned download is checked where it is used, not only when fetched
     raw = json.loads(path.read_text())
     df = pd.DataFrame([{**parse_grid_key(k), "loss": float(v)} for k, v in raw.items()])
     df["group"] = "grid"
@@ -237,14 +238,14 @@ def read_openlm_main(root: str | Path) -> tuple[pd.DataFrame, list[str]]:
     manifest = load_manifest()
     rows, skipped = [], []
     for f in sorted((root / "exp_data" / "models").glob("*.json")):
-        check_pinned(f, manifest)  # pinned downloads are checked where they are used
+        check_pinned(f, manifest, rule=RULE)  # pinned downloads are checked where they are used
         d = json.loads(f.read_text())
         h = d["hyperparameters"]
         cfg = root / h["model"]  # scaling/open_lm_configs/<shape>.json
         if not cfg.is_file():
             skipped.append(d["name"])
             continue
-        check_pinned(cfg, manifest)
+        check_pinned(cfg, manifest, rule=RULE)
         c = json.loads(cfg.read_text())
         row = {
             "width": int(c["hidden_dim"]),
@@ -387,10 +388,17 @@ def load_sweep(spec: dict, n_exponents: int = 3) -> pd.DataFrame:
     return read_sweep(spec["path"], name, spec.get("columns"), n_exponents)
 
 
-def chinchilla_sweep_points(spec: dict, runs_out) -> pd.DataFrame:
+def chinchilla_sweep_points(spec: dict, runs_out, sources: dict | None = None) -> pd.DataFrame:
     """Rule chinchilla_sweep_points: one ``sweeps:`` entry → its checked runs (``runs_out`` CSV), less the
     ``drop_highest`` highest-loss runs (``law.kept_mask``, as the main fit drops them). Raises
-    ``SweepError`` (naming the sweep, file and column) before anything is written."""
+    ``SweepError`` (naming the sweep, file and column) before anything is written. The pinned OpenLM
+    files of an OpenLM loader are checked first and, where damaged, fetched again from ``sources``."""
+    if sources is not None and str(spec.get("loader", "")).startswith("openlm"):
+        manifest = load_manifest()
+        for key in openlm_files(manifest):
+            path = Path(spec["path"]) / key[len(OPENLM_DIR) + 1 :]
+            if path.is_file():
+                check_pinned(path, manifest, rule=RULE, sources=sources)
     df = load_sweep(spec, spec["n_exponents"])
     keep = kept_mask(df["loss"].to_numpy(float), spec["drop_highest"])
     out = check_sweep(df[keep].reset_index(drop=True), spec["name"], spec["n_exponents"], source=spec["path"])

@@ -35,30 +35,73 @@ def load_manifest(path: str | Path = MANIFEST_PATH) -> dict:
     return yaml.safe_load(Path(path).read_text())
 
 
-def check_pinned(path: str | Path, manifest: dict | None = None) -> str | None:
-    """Check a pinned file where a step uses it: ``path`` under a ``data/raw/`` folder whose path below it
-    is a manifest key must still have the pinned SHA-256 (a file edited, truncated or replaced after its
-    download would otherwise be used as is). Raises ``IntegrityError`` naming the file and the fix; returns
-    the manifest key, or None for a file that is not pinned (not checked)."""
-    from depthwidth.integrity import IntegrityError
-
-    path = Path(path)
-    parts = path.as_posix().split("/")
+def pinned_key(path: str | Path, manifest: dict | None = None) -> str | None:
+    """The manifest key of ``path`` (its path below a ``data/raw/`` folder), or None for a file that is
+    not pinned."""
+    parts = Path(path).as_posix().split("/")
     rel = next(
         ("/".join(parts[i + 2 :]) for i in range(len(parts) - 2) if parts[i : i + 2] == ["data", "raw"]), None
     )
     manifest = load_manifest() if manifest is None else manifest
-    if rel not in manifest:
+    return rel if rel in manifest else None
+
+
+def check_pinned(
+    path: str | Path, manifest: dict | None = None, *, rule: str | None = None, sources: dict | None = None
+) -> str | None:
+    """Check a pinned file where a step uses it: ``path`` under a ``data/raw/`` folder whose path below it
+    is a manifest key must still have the pinned SHA-256 (a file edited, truncated or replaced after its
+    download would otherwise be used as is). Returns the manifest key, or None for a file that is not pinned
+    (not checked).
+
+    A damaged file is fetched again (``sources``: the ``mirrors``, ``allow_network`` and ``timeout_s`` of
+    rule fetch_file's params) and the step goes on with the pinned bytes; where no source gives them, or
+    without ``sources``, this raises ``IntegrityError`` naming the file, the cause and the one command that
+    recovers: ``snakemake --cores all <your target> --forcerun <rule>`` (``rule``: the step that reads the file), which
+    fetches it again once a source holds it."""
+    from depthwidth.integrity import IntegrityError
+
+    path = Path(path)
+    manifest = load_manifest() if manifest is None else manifest
+    rel = pinned_key(path, manifest)
+    if rel is None:
         return None
     want = manifest[rel]["sha256"]
     got = sha256_file(path) if path.is_file() else "none (no such file)"
-    if got != want:
-        raise IntegrityError(
-            f"{path}: its SHA-256 is {got}, not the {want} pinned for {rel} in {MANIFEST_PATH.name}: it was "
-            "changed or damaged after its download. Nothing was computed from it. Fix: delete it and rerun "
-            f"your target (rule fetch_file fetches the pinned file again): rm {path} && snakemake <your target>"
+    if got == want:
+        return rel
+    cause = (
+        f"its SHA-256 is {got}, not the {want} pinned for {rel} in {MANIFEST_PATH.name}: it was changed or "
+        "damaged after its download"
+    )
+    why = "it was not fetched again here"
+    if sources is not None:
+        log.warning("%s: %s; fetching it again", path, cause)
+        try:
+            where = fetch(
+                rel,
+                path,
+                sources["mirrors"],
+                manifest=manifest,
+                timeout=sources["timeout_s"],
+                allow_network=sources["allow_network"],
+            )
+        except FetchError as e:
+            why = "fetching it again failed: " + str(e).split("\nFix:")[0]  # the fix follows, once
+        else:
+            log.warning("%s: fetched again from %s (sha256 ok)", path, where)
+            return rel
+    force = f" --forcerun {rule}" if rule else ""
+    if sources is not None and rule:  # the rerun of the step fetches it again
+        fix = (
+            f"Fix: put the pinned file into a mirror folder (data.mirrors) as <mirror>/{rel} or run where one "
+            f"of its URLs is reachable, then: snakemake --cores all <your target>{force}"
         )
-    return rel
+    else:
+        fix = (
+            f"Fix: rm {path} && snakemake --cores all <your target>{force} (rule fetch_file fetches it again)"
+        )
+    raise IntegrityError(f"{path}: {cause}; {why}. Nothing was computed from it. {fix}")
 
 
 def nanogpt_table_a9(raw: bytes) -> bytes:

@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from depthwidth.files import atomic_write_parquet
+from depthwidth.integrity import check_sealed, write_table
 
 log = logging.getLogger("depthwidth.download.fineweb")
 
@@ -35,6 +35,9 @@ DEFAULT_CONFIG = "default"
 
 class CorpusError(RuntimeError):
     """A corpus file is missing, truncated or lacks a text column; the message names the file and the fix."""
+
+
+SHARDS_RULE = "fineweb_shards"
 
 
 def shard_names(n_docs: int, docs_per_shard: int) -> list[str]:
@@ -191,15 +194,17 @@ def write_shards(
     df.insert(0, "doc_index", range(len(df)))
     for i, path in enumerate(out_paths):
         part = df.iloc[i * docs_per_shard : (i + 1) * docs_per_shard].reset_index(drop=True)
-        atomic_write_parquet(path, part)
+        write_table(part, path)  # sealed: every reader checks it (read_shards)
         log.info("wrote %s (%d documents)", path, len(part))
 
 
 def read_shards(paths: list[str | Path], limit: int | None = None) -> pd.DataFrame:
-    """Concatenate shards into one frame (``doc_index``, ``text``, ...), in stream order."""
+    """Concatenate shards into one frame (``doc_index``, ``text``, ...), in stream order. Each shard must
+    match the seal rule fineweb_shards wrote (``IntegrityError`` naming the shard and the fix otherwise)."""
     frames = []
     n = 0
     for p in paths:
+        check_sealed(p, SHARDS_RULE)
         df = read_parquet_checked(p)
         if "text" not in df.columns or "doc_index" not in df.columns:
             raise CorpusError(
@@ -230,6 +235,7 @@ def materialise(
     mirror_docs: int = 0,
     local_path: str | Path | None = None,
     text_column: str = "text",
+    sources: dict | None = None,
 ) -> str:
     """Fill ``out_paths`` with the first ``n_docs`` documents of the configured source.
 
@@ -246,6 +252,10 @@ def materialise(
         where = f"local file {local_path}"
     elif source == "fineweb":
         if mirror_file and mirror_covers(dataset, config, n_docs, mirror_docs):
+            from depthwidth.download.fetch import check_pinned
+
+            # the pinned sample is checked where it is read (fetched again from ``sources`` if damaged)
+            check_pinned(mirror_file, rule=SHARDS_RULE, sources=sources)
             docs = read_corpus(mirror_file, text_column=text_column, limit=n_docs)
             where = f"mirror {mirror_file} (first {mirror_docs} documents of {dataset}/{config})"
         else:

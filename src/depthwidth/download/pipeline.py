@@ -69,6 +69,20 @@ def fineweb_shards_input(config: dict) -> dict:
     return {}
 
 
+def local_file_errors(config: dict) -> list[str]:
+    """The local corpus file named by ``hidden_states.corpus.local_path`` (source local) must exist: a
+    missing one stops the run when the workflow is parsed, naming the key, the path and the fix (instead of
+    Snakemake's MissingInputException, which names neither)."""
+    c = corpus(config)
+    if c["source"] != "local" or not c.get("local_path") or Path(c["local_path"]).expanduser().exists():
+        return []
+    return [
+        f"config key 'hidden_states.corpus.local_path' is '{c['local_path']}', which does not exist (relative "
+        f"paths are read from the working directory, {Path.cwd()}). Fix: point it at your parquet, JSON or "
+        "JSONL file, or set hidden_states.corpus.source: fineweb."
+    ]
+
+
 def corpus_params(config: dict) -> dict:
     """Every key of the corpus, sorted: editing one rewrites the shards."""
     return result_params(corpus(config))

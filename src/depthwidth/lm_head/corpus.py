@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.files import atomic_write_parquet
+from depthwidth.integrity import write_table
 
 log = logging.getLogger("depthwidth.lm_head")
+
+CORPUS_RULE = "lm_head_corpus"  # writes data/corpora/<corpus>.parquet
 
 
 def _is_null(t) -> bool:
@@ -65,18 +67,29 @@ def join_texts(
     return out
 
 
-def iter_texts(spec: dict, input_paths: list[str] | None = None, name: str = "?") -> Iterator[str]:
+def iter_texts(
+    spec: dict,
+    input_paths: list[str] | None = None,
+    name: str = "?",
+    rule: str = CORPUS_RULE,
+    sources: dict | None = None,
+) -> Iterator[str]:
     """Every row's text of a corpus, in stream order, blank ones included (callers skip them).
 
-    ``source`` fineweb: ``input_paths`` are the FineWeb parquet shards; raw/local: ``input_paths[0]``
-    is the file (parquet, JSON or JSONL); hub: streamed with ``datasets``.
+    ``source`` fineweb: ``input_paths`` are the FineWeb parquet shards (their seals checked); raw: ``input_paths[0]``
+    is the pinned file (checked against its pinned SHA-256 and fetched again from ``sources`` where damaged;
+    ``rule``, the rule reading it, is named in the fix where that fails); local: ``input_paths[0]`` is the user's file (parquet, JSON or JSONL); hub:
+    streamed with ``datasets``.
     """
+    from depthwidth.download.fetch import check_pinned
     from depthwidth.download.fineweb import CorpusError, read_corpus, read_shards
 
     src = spec["source"]
     if src == "fineweb":
         yield from read_shards(input_paths)["text"]
     elif src in ("raw", "local"):
+        if src == "raw":
+            check_pinned(input_paths[0], rule=rule, sources=sources)
         yield from (d["text"] for d in read_corpus(input_paths[0], text_column=spec["text_column"]))
     elif src == "hub":
         yield from _hub_texts(spec, name)
@@ -109,14 +122,21 @@ def _hub_texts(spec: dict, name: str) -> Iterator[str]:
 
 
 def corpus_texts(
-    spec: dict, n_texts: int, *, input_paths: list[str] | None = None, name: str = "?"
+    spec: dict,
+    n_texts: int,
+    *,
+    input_paths: list[str] | None = None,
+    name: str = "?",
+    sources: dict | None = None,
 ) -> list[str]:
     """The first ``n_texts`` non-empty texts of a corpus (config ``lm_head.loss.corpora.<name>``).
 
     Empty and whitespace-only texts are skipped; ``join_words`` joins short rows (see ``join_texts``).
     """
     dropped: Counter = Counter()
-    texts = join_texts(iter_texts(spec, input_paths, name), n_texts, spec["join_words"], dropped)
+    texts = join_texts(
+        iter_texts(spec, input_paths, name, sources=sources), n_texts, spec["join_words"], dropped
+    )
     if dropped:
         log.info(
             "corpus %s: dropped %d null and %d empty or whitespace-only texts",
@@ -160,11 +180,13 @@ def lm_head_corpus(
     name: str,
     output: str | Path,
     logger: logging.Logger | None = None,
+    sources: dict | None = None,
 ) -> None:
     """Rule lm_head_corpus: the first ``n_texts`` non-empty texts of one corpus as parquet
     (``text_index``, ``text``)."""
-    texts = corpus_texts(spec, n_texts, input_paths=input_paths, name=name)
-    atomic_write_parquet(output, pd.DataFrame({"text_index": range(len(texts)), "text": texts}))
+    texts = corpus_texts(spec, n_texts, input_paths=input_paths, name=name, sources=sources)
+    # sealed: rule lm_head_loss reads it with read_table, which checks the seal
+    write_table(pd.DataFrame({"text_index": range(len(texts)), "text": texts}), output)
     (logger or log).info("corpus %s: %d texts, %d characters", name, len(texts), sum(map(len, texts)))
 
 

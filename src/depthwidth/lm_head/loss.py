@@ -168,6 +168,8 @@ def lm_head_loss(
     import torch
 
     from depthwidth.download.fetch import sha256_file
+    from depthwidth.integrity import read_table
+    from depthwidth.lm_head.corpus import CORPUS_RULE
     from depthwidth.models.load import load_model
 
     logger = logger or log
@@ -180,7 +182,7 @@ def lm_head_loss(
         device_map="auto" if device == "cuda" and torch.cuda.device_count() > 1 else None,
     )
     device = lm.model.device  # where the inputs go (the first GPU under device_map auto)
-    texts = pd.read_parquet(corpus_path)["text"].tolist()
+    texts = read_table(corpus_path, CORPUS_RULE, ("text",))["text"].tolist()  # its seal checked
     # a model cannot score more positions than it was built for (GPT-2: 1024), so the limit is clamped
     cfg = lm.model.config
     positions = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)

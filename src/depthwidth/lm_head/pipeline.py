@@ -4,6 +4,8 @@ imports. Every function is a plain function of the validated ``config`` (default
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from depthwidth.config import result_params
 from depthwidth.config import speed_params as config_speed_params
 
@@ -180,6 +182,12 @@ def _corpus_errors(key: str, corpora: dict, manifest: dict | None) -> tuple[list
         for k in _CORPUS_KEYS[spec["source"]]:
             if not spec.get(k):
                 errors.append(f"config key '{key}.{name}.{k}' is required for source '{spec['source']}'")
+        if spec["source"] == "local" and spec.get("path") and not Path(spec["path"]).expanduser().exists():
+            errors.append(
+                f"config key '{key}.{name}.path' is '{spec['path']}', which does not exist (relative paths are "
+                f"read from the working directory, {Path.cwd()}). Fix: point it at your parquet, JSON or JSONL "
+                f"file, or remove corpus '{name}'."
+            )
         if spec["source"] == "raw" and spec.get("path"):
             manifest = manifest if manifest is not None else load_manifest()
             if spec["path"] not in manifest:
@@ -201,6 +209,10 @@ def check_config(config: dict) -> None:
     errors = _model_errors(config, "lm_head.models", sec["models"])
     corpus_errors, manifest = _corpus_errors("lm_head.loss.corpora", sec["loss"]["corpora"], None)
     errors += corpus_errors
+    if any(c["source"] == "fineweb" for c in sec["loss"]["corpora"].values()):  # the FineWeb shards
+        from depthwidth.download.pipeline import local_file_errors
+
+        errors += [e for e in local_file_errors(config) if e not in errors]
     if "token_frequencies" in sec:  # always after validation; callers may check a partial section
         tf = sec["token_frequencies"]
         errors += _model_errors(config, "lm_head.token_frequencies.tokenizers", tf["tokenizers"])

@@ -162,6 +162,7 @@ def lm_head_token_counts(
     counts_path: str | Path,
     summary_path: str | Path,
     logger: logging.Logger | None = None,
+    sources: dict | None = None,
 ) -> dict:
     """Rule lm_head_token_counts: token counts of the tokenizer of the model fetched into ``model_dir`` on
     corpus ``spec`` (``lm_head.token_frequencies.corpora.<corpus>``). Writes the counts (parquet, see
@@ -178,7 +179,12 @@ def lm_head_token_counts(
         return tok(batch, add_special_tokens=False)["input_ids"]
 
     dropped: Counter = Counter()
-    counts, facts = count_tokens(encode, iter_texts(spec, input_paths, corpus), min_tokens, dropped=dropped)
+    counts, facts = count_tokens(
+        encode,
+        iter_texts(spec, input_paths, corpus, rule="lm_head_token_counts", sources=sources),
+        min_tokens,
+        dropped=dropped,
+    )
     if dropped:
         logger.info(
             "corpus %s: skipped %d null and %d empty or whitespace-only documents",

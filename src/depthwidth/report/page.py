@@ -61,7 +61,7 @@ def embed_figures(
         if not path.is_file():
             raise FigureError(
                 f"{where} shows {src}, but that file is missing: rerun its section rule "
-                f"(snakemake <your target> --forcerun {rule or '<stage>_section'})"
+                f"(snakemake --cores all <your target> --forcerun {rule or '<stage>_section'})"
             )
         if rule is not None:
             check_sealed(path, rule)
