@@ -458,3 +458,12 @@ def test_paper_angle_precision_in_extraction(tmp_path, tok, texts):
         rows = p["doc_index"] == d
         for k, ref in (("theta", theta), ("theta_dh", theta_dh), ("angle_to_last", to_last)):
             assert torch.allclose(p[k][rows], ref, atol=1e-6), (d, k)
+
+
+def test_section_says_how_the_angles_were_computed():
+    from depthwidth.hidden_states.section import precision_note
+
+    paper = precision_note({"a": {"extraction": {"angle_precision": "paper_bf16"}}})
+    ours = precision_note({"a": {"extraction": {"angle_precision": "float32"}}})
+    assert "All angles shown" in paper and "paper_bf16" in paper and "5.07°" in paper
+    assert "computed in float32" in ours and "All angles" not in ours
