@@ -183,8 +183,8 @@ def load_model(
     (hidden states only). ``dtype`` defaults to float32; the weights are loaded in it directly, as the
     papers' scripts do (``from_pretrained(torch_dtype=...)``), so buffers that are not saved with the
     weights keep the dtype the model gives them (the rotary ``inv_freq`` stays float32; a cast of a loaded
-    model with ``.to(dtype)`` would round it, see :func:`cast_like_pretrained`). Hidden states of every layer come from
-    ``model(input_ids, output_hidden_states=True).hidden_states`` (a tuple of n_layers + 1 tensors of
+    model with ``.to(dtype)`` would round it, see :func:`cast_like_pretrained`). Hidden states of every
+    layer come from ``model(input_ids, output_hidden_states=True).hidden_states`` (a tuple of n_layers + 1 tensors of
     shape (batch, tokens, m)). ``device_map="auto"`` spreads a model too big for one GPU over all GPUs
     (needs accelerate); ``device`` is then ignored.
     """
