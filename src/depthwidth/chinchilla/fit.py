@@ -155,8 +155,8 @@ def paper_stderrs(d: FitData, v: dict, precision: str = "float64") -> dict:
     float32, and JᵀJ, its inverse (``torch.linalg.inv``, the pseudo-inverse only when that raises) and the
     covariance are float32. JᵀJ is ill-conditioned (condition number 9·10⁷ on the 203 points of k = 40), so
     float32 leaves the errors a few per cent off (α_ℓ: 0.250 in float32, 0.270 in float64 at k = 40), and
-    the float32 digits depend on the order in which JᵀJ is summed (a column-major J moves that 0.250 by
-    about 7 %; the paper's own BLAS may sum in yet another order).
+    the float32 digits depend on the order in which JᵀJ is summed (the same J stored column-major gives
+    0.270; the paper's own BLAS may sum in yet another order).
     """
     if precision not in PAPER_STDERR_PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose from {PAPER_STDERR_PRECISIONS}")
