@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from depthwidth.hidden_states.extract import resolve_device, resolve_dtype  # noqa: E402
 from depthwidth.hidden_states.metrics import batch_metrics, find_parts  # noqa: E402
+from depthwidth.models.load import cast_like_pretrained  # noqa: E402
 
 # Random-weight stand-ins with real models' shapes (no download needed).
 SHAPES = {
@@ -141,12 +142,14 @@ def main(argv=None):
     if a.model:
         from depthwidth.models.load import load_model
 
-        model = load_model(a.model).model
+        model = load_model(a.model, dtype=dt).model  # loaded in dt, as the extraction rule loads it
         name = Path(a.model).name
     else:
         model = random_model(a.shape)
         name = f"random {a.shape}"
-    model = model.to(device=dev, dtype=dt).eval()
+    model = (
+        cast_like_pretrained(model, dt).to(dev).eval()
+    )  # rotary inv_freq stays float32, as extract keeps it
     parts = find_parts(model)
     vocab = model.get_input_embeddings().weight.shape[0]
     batches = [(i.to(dev), m.to(dev)) for i, m in make_batches(vocab, a.n_batches, a.batch_docs, a.seq_len)]

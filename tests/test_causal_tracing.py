@@ -212,3 +212,32 @@ def test_headline_rows_only_for_the_papers_pair():
         "causal tracing p_corrupt, pythia-12b",
     ]
     assert rows[0]["paper"] == "0.36" and rows[0]["agree"] is True and rows[1]["agree"] is None
+
+
+def test_bf16_trace_loads_the_model_as_the_paper(tmp_path, tok):
+    """The rule's function loads the model in the trace dtype as the paper's script does
+    (from_pretrained(torch_dtype=...)): in bfloat16 the restored-probability matrix equals, bit for bit, the
+    trace of a model loaded that way, whose rotary inv_freq is float32."""
+    from transformers import AutoModelForCausalLM
+
+    from depthwidth.causal_tracing.trace import causal_tracing_trace
+    from depthwidth.models.fetch import fetch_model
+    from depthwidth.models.load import model_spec
+
+    _model("llama", len(tok)).save_pretrained(tmp_path / "w")
+    tok.save_pretrained(tmp_path / "w")
+    fetch_model(
+        model_spec("t", {"source": "local", "path": str(tmp_path / "w"), "family": "llama"}), tmp_path / "m"
+    )
+    params = {"fact": {"name": FACT.name, "prompt": FACT.prompt, "subject": FACT.subject, "target": FACT.target},
+              "noise_samples": 2, "seed": 0, "noise_sigmas": 3.0, "device": "cpu", "dtype": "bfloat16"}  # fmt: skip
+    summary = causal_tracing_trace(
+        tmp_path / "m", tmp_path / "t.json", tmp_path / "t.npy", params, model_name="t", batch_rows=64
+    )
+    assert summary["dtype"] == "bfloat16"
+    paper = AutoModelForCausalLM.from_pretrained(tmp_path / "w", torch_dtype=torch.bfloat16).eval()
+    assert paper.model.rotary_emb.inv_freq.dtype == torch.float32
+    _, want = trace(
+        paper, tok, FACT, model_name="t", noise_samples=2, seed=0, noise_sigmas=3.0, batch_rows=64
+    )
+    assert np.array_equal(np.load(tmp_path / "t.npy"), want)

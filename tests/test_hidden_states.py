@@ -16,7 +16,7 @@ from depthwidth.hidden_states import extract as ex
 from depthwidth.hidden_states.extract import extract, load_token_metrics, make_batches, pad_batch
 from depthwidth.hidden_states.metrics import batch_metrics, find_parts
 from depthwidth.hidden_states.stats import compositional_test, improvement_depth, token_clusters
-from depthwidth.hidden_states.tiny import FAMILIES, tiny_model, tiny_tokenizer
+from depthwidth.hidden_states.tiny import CONFIG_FAMILY, FAMILIES, tiny_model, tiny_tokenizer
 
 from conftest import SHARED_DATA
 
@@ -289,3 +289,181 @@ def test_paper_mask_sees_future_tokens_and_causal_does_not(tok, texts, family):
         assert torch.allclose(a["loss_last_block"][a["row"] == 1], alone["loss_last_block"], atol=1e-4), kind
     with pytest.raises(ValueError, match="last_block_mask"):
         batch_metrics(parts, ids, mask, last_block_mask="none")
+
+
+def _saved_model(folder, family, tok, **kw):
+    """A tiny float32 model of ``family`` saved with its tokenizer in ``folder``, and fetched as the local
+    model ``folder/m`` (manifest), so that load_model reads it."""
+    from depthwidth.models.fetch import fetch_model
+    from depthwidth.models.load import model_spec
+
+    model = tiny_model(family, vocab_size=len(tok), **kw)
+    model.save_pretrained(folder / "w")
+    tok.save_pretrained(folder / "w")
+    spec = model_spec("t", {"source": "local", "path": str(folder / "w"), "family": CONFIG_FAMILY[family]})
+    fetch_model(spec, folder / "m")
+    return model
+
+
+def _rotary_buffers(model):
+    return {n: b for n, b in model.named_buffers() if n.endswith("inv_freq")}
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt_neox"])
+def test_bf16_extraction_loads_as_the_paper_and_keeps_inv_freq_float32(
+    tmp_path, tok, texts, family, monkeypatch
+):
+    """In bf16 the model is loaded as the paper's scripts load it (from_pretrained(torch_dtype=bf16)): the
+    rotary inv_freq stays float32 and the per-token metrics equal, bit for bit, those of the paper's load,
+    both through the rule's function (hidden_states_extract on a fetched model) and for an in-memory float32
+    model that extract casts. A cast of the whole model (.to(bf16)) rounds inv_freq and moves the angles."""
+    import pandas as pd
+    from transformers import AutoModelForCausalLM
+
+    import depthwidth.download.fineweb as fineweb
+    import depthwidth.models.load as models_load
+
+    model = _saved_model(tmp_path, family, tok, hidden=64, heads=2, layers=3)
+    seqs = ex.tokenize(tok, texts[:4], 160)
+    order = sorted(range(4), key=lambda i: -len(seqs[i]))  # extract's batch order: one batch, longest first
+    docs, seqs = [texts[:4][i] for i in order], [seqs[i] for i in order]
+    assert len(seqs[0]) >= 120  # long enough for the rounding of inv_freq to move the phases
+
+    paper = AutoModelForCausalLM.from_pretrained(tmp_path / "w", torch_dtype=torch.bfloat16).eval()
+    assert all(b.dtype == torch.float32 for b in _rotary_buffers(paper).values())
+    ids, mask = pad_batch(seqs, tok.pad_token_id)
+    ref = batch_metrics(find_parts(paper), ids, mask)
+
+    monkeypatch.setattr(
+        fineweb, "read_shards", lambda paths, limit: pd.DataFrame({"doc_index": range(4), "text": docs})
+    )
+    loaded, load_model = [], models_load.load_model  # the model the rule loads
+
+    def spy(*args, **kw):
+        lm = load_model(*args, **kw)
+        loaded.append((lm.model, next(lm.model.parameters()).dtype))
+        return lm
+
+    monkeypatch.setattr(models_load, "load_model", spy)
+    params = {"n_docs": 4, "max_tokens": 160, "losses": ["logit_lens", "last_block"], "loss_stride": 1,
+              "last_block_mask": "causal", "angle_precision": "float32", "device": "cpu", "dtype": "bfloat16",
+              "keep_raw_tokens": 0}  # fmt: skip
+    speed = {
+        "batch_tokens": 4096,
+        "max_batch_docs": 256,
+        "loss_chunk_tokens": 4096,
+        "checkpoint_every_s": 120,
+    }
+    ex.hidden_states_extract([], tmp_path / "m/manifest.json", tmp_path / "rule.safetensors", model_name="t",
+                             params=params, speed=speed)  # fmt: skip
+    mem = copy.deepcopy(model)
+    extract(mem, tok, docs, list(range(4)), tmp_path / "mem.safetensors", model_name="t", max_tokens=160,
+            batch_tokens=4096, dtype="bfloat16", device="cpu")  # fmt: skip
+    assert loaded[0][1] == torch.bfloat16  # loaded in bf16, not loaded in float32 and cast
+    for m in (loaded[0][0], mem):
+        bufs = _rotary_buffers(m)
+        assert bufs and all(b.dtype == torch.float32 for b in bufs.values())
+    for name in ("rule", "mem"):
+        got = load_token_metrics(tmp_path / f"{name}.safetensors")[0]
+        for k in ("theta", "theta_dh", "angle_to_last", "norm", "loss_logit_lens", "loss_last_block"):
+            assert torch.equal(got[k], ref[k].float()), (name, k)
+    cast = copy.deepcopy(model).to(torch.bfloat16)  # the whole-model cast: inv_freq rounded to bf16
+    assert any(b.dtype == torch.bfloat16 for b in _rotary_buffers(cast).values())
+    moved = (batch_metrics(find_parts(cast), ids, mask)["theta"].float() - ref["theta"].float()).abs()
+    assert float(moved.max()) > math.radians(0.1)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_cast_like_pretrained_matches_from_pretrained(tmp_path, tok, family):
+    """cast_like_pretrained on a float32 model gives every parameter and buffer the dtype and value that
+    from_pretrained(dtype=bf16) of the saved model gives it, for every family of the tiny models."""
+    import transformers as T
+
+    from depthwidth.models.load import cast_like_pretrained
+
+    model = tiny_model(family, vocab_size=len(tok), layers=2)
+    model.save_pretrained(tmp_path)
+    cls = T.AutoModel if family == "bert" else T.AutoModelForCausalLM
+    paper = cls.from_pretrained(tmp_path, torch_dtype=torch.bfloat16)
+    ours = cast_like_pretrained(copy.deepcopy(model), torch.bfloat16)
+    want = dict(paper.named_buffers()) | dict(paper.named_parameters())
+    got = dict(ours.named_buffers()) | dict(ours.named_parameters())
+    assert sorted(got) == sorted(want)
+    for name, t in want.items():
+        assert got[name].dtype == t.dtype and torch.equal(got[name], t), name
+    assert {str(t.dtype) for t in ours.parameters()} == {"torch.bfloat16"}
+
+
+def _rotated(theta_deg: float, d: int = 1024, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows a and b (1, d) at the angle ``theta_deg``: b is a turned towards a random orthogonal direction."""
+    g = torch.Generator().manual_seed(seed)
+    a, r = torch.randn(2, d, generator=g, dtype=torch.float64)
+    a = a / a.norm()
+    r = r - (r @ a) * a
+    t = math.radians(theta_deg)
+    b = math.cos(t) * a + math.sin(t) * r / r.norm()
+    return (3.0 * a[None]).float(), (5.0 * b[None]).float()
+
+
+def test_paper_angle_precision_quantises_small_angles():
+    """angle_precision paper_bf16 computes the cosine in bf16, as the paper's scripts: on width-1024 states
+    1°-3° read 0, 4°-5° read 5.07° (the cosine 1 - 2^-8) and 7° reads 7.17° (1 - 2^-7); float32 keeps them
+    exact to 0.002°."""
+    from depthwidth.hidden_states.metrics import angle, paper_angle
+
+    step1, step2 = (math.degrees(math.acos(1 - 2.0**-k)) for k in (8, 7))
+    assert (round(step1, 2), round(step2, 2)) == (5.07, 7.17)
+    want = {1.0: 0.0, 2.0: 0.0, 3.0: 0.0, 4.0: step1, 4.5: step1, 5.0: step1, 7.0: step2}
+    for deg, paper_deg in want.items():
+        for seed in range(3):
+            a, b = _rotated(deg, seed=seed)
+            assert math.degrees(float(angle(a, b))) == pytest.approx(deg, abs=2e-3), deg
+            assert math.degrees(float(paper_angle(a, b))) == pytest.approx(paper_deg, abs=1e-3), deg
+    with pytest.raises(ValueError, match="angle_precision"):
+        batch_metrics(None, torch.zeros(1, 2, dtype=torch.long), torch.ones(1, 2), angle_precision="bf16")
+
+
+def test_paper_angle_precision_in_extraction(tmp_path, tok, texts):
+    """Through extract: paper_bf16 angles equal the paper's formula applied to the model's bf16 hidden states
+    (cosine_similarity in bf16, Δh as a bf16 difference, arccos in float32); norms, progress and losses are
+    those of the float32 setting, and the summary says which precision was used."""
+    model = tiny_model("qwen2", vocab_size=len(tok), layers=3)
+    runs = {}
+    for prec in ("float32", "paper_bf16"):
+        out = tmp_path / f"{prec}.safetensors"
+        s = extract(copy.deepcopy(model), tok, texts[:3], [0, 1, 2], out, model_name="q", max_tokens=40,
+                    batch_tokens=4096, dtype="bfloat16", device="cpu", angle_precision=prec)  # fmt: skip
+        assert s["angle_precision"] == prec
+        runs[prec] = load_token_metrics(out)[0]
+    a, p = runs["float32"], runs["paper_bf16"]
+    for k in ("norm", "progress", "loss_logit_lens", "loss_last_block"):
+        assert torch.equal(a[k], p[k]), k
+    assert not torch.equal(a["theta"], p["theta"])
+    # the paper's formula on the states of the same bf16 model, one document at a time (no padding)
+    bf = ex.cast_like_pretrained(copy.deepcopy(model), torch.bfloat16)
+    seqs = ex.tokenize(tok, texts[:3], 40)
+
+    def paper(x, y):
+        return F.cosine_similarity(x, y, dim=-1).clamp(min=-1.0, max=1.0).to(torch.float32).acos()
+
+    for d, s in enumerate(seqs):
+        with torch.no_grad():
+            hs = bf(input_ids=torch.tensor([s]), output_hidden_states=True).hidden_states
+        hs = [h[0, :-1] for h in hs]
+        L = len(hs) - 1
+        theta = torch.stack([paper(hs[l], hs[l + 1]) for l in range(L)], 1)
+        dh = [hs[l + 1] - hs[l] for l in range(L)]
+        theta_dh = torch.stack([paper(dh[l], dh[l + 1]) for l in range(L - 1)], 1)
+        to_last = torch.stack([paper(hs[l], hs[L]) for l in range(L)], 1)
+        rows = p["doc_index"] == d
+        for k, ref in (("theta", theta), ("theta_dh", theta_dh), ("angle_to_last", to_last)):
+            assert torch.allclose(p[k][rows], ref, atol=1e-6), (d, k)
+
+
+def test_section_says_how_the_angles_were_computed():
+    from depthwidth.hidden_states.section import precision_note
+
+    paper = precision_note({"a": {"extraction": {"angle_precision": "paper_bf16"}}})
+    ours = precision_note({"a": {"extraction": {"angle_precision": "float32"}}})
+    assert "All angles shown" in paper and "paper_bf16" in paper and "5.07°" in paper
+    assert "computed in float32" in ours and "All angles" not in ours

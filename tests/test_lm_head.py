@@ -341,3 +341,34 @@ def test_config_cross_checks_name_the_key_and_fix():
     assert "lm_head.loss.corpora.w.dataset' is required" in msg
     assert "corpora.f.path' is 'nope.json'" in msg and "corpora.ok" not in msg
     assert msg.count("\n  - ") == 4
+
+
+def test_bf16_loss_loads_the_model_as_the_paper(tmp_path):
+    """lm_head_loss loads the model in its dtype as the papers' scripts do (from_pretrained(torch_dtype=...)):
+    in bfloat16 each text's NLL equals, bit for bit, that of a model loaded that way (rotary inv_freq float32)."""
+    import pandas as pd
+    from transformers import AutoModelForCausalLM
+
+    from depthwidth.hidden_states.tiny import tiny_model, tiny_tokenizer
+    from depthwidth.integrity import read_table
+    from depthwidth.lm_head.loss import lm_head_loss
+    from depthwidth.models.fetch import fetch_model
+    from depthwidth.models.load import model_spec
+
+    texts = [" ".join(["the width of a model and its loss"] * k) for k in (3, 8, 12)]
+    tok = tiny_tokenizer(texts, vocab_size=300)
+    tiny_model("llama", vocab_size=len(tok), hidden=64, heads=2, layers=2).save_pretrained(tmp_path / "w")
+    tok.save_pretrained(tmp_path / "w")
+    fetch_model(
+        model_spec("t", {"source": "local", "path": str(tmp_path / "w"), "family": "llama"}), tmp_path / "m"
+    )
+    pd.DataFrame({"text": texts}).to_parquet(tmp_path / "corpus.parquet")
+    summary = lm_head_loss(tmp_path / "m", tmp_path / "corpus.parquet", "c", max_tokens=256, dtype="bfloat16",
+                           checkpoint_every=10, texts_path=tmp_path / "t.csv", summary_path=tmp_path / "s.json")  # fmt: skip
+    assert summary["dtype"] == "bfloat16"
+    paper = AutoModelForCausalLM.from_pretrained(tmp_path / "w", torch_dtype=torch.bfloat16).eval()
+    assert paper.model.rotary_emb.inv_freq.dtype == torch.float32
+    want = token_nll(paper, tok, texts, max_tokens=256)
+    got = read_table(tmp_path / "t.csv", "lm_head_loss")
+    assert got["tokens"].tolist() == [n for n, _ in want] and max(got["tokens"]) > 80
+    assert got["nll_nats"].tolist() == [nll for _, nll in want]

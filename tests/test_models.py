@@ -259,3 +259,30 @@ def test_gguf_wheel_is_pinned_converted_and_loads_exactly(tmp_path):
     with torch.no_grad():
         # F32 GGUF -> de-quantized safetensors -> the same logits as the model that was written
         assert torch.allclose(lm.model(ids).logits, ref(ids).logits, atol=1e-5)
+
+
+def test_bf16_load_is_the_papers_for_folders_and_gguf(tmp_path):
+    """load_model(dtype=bf16) is from_pretrained(torch_dtype=bf16), the papers' load, for a transformers
+    folder (a GGUF converted at fetch) and for an unconverted GGUF: bf16 weights, the rotary inv_freq left
+    float32 (a .to(bf16) cast of the model would round it), and logits equal to the paper's load."""
+    import transformers as tf
+
+    (tmp_path / "pkg/tiny_gguf").mkdir(parents=True)
+    _tiny_llama_gguf(tmp_path / "pkg/tiny_gguf/tiny.Q.gguf")
+    spec = model_spec(
+        "tg", {"source": "local", "path": str(tmp_path / "pkg/tiny_gguf/tiny.Q.gguf"), "family": "llama"}
+    )
+    fetch_model(spec, tmp_path / "conv")
+    fetch_model(spec, tmp_path / "raw", convert_gguf=False)
+    assert "hf_dir" not in json.loads((tmp_path / "raw/manifest.json").read_text())
+    paper = tf.AutoModelForCausalLM.from_pretrained(tmp_path / "conv/hf", torch_dtype=torch.bfloat16)
+    ids = torch.tensor([[5, 17, 33, 2, 60, 41, 8, 9, 120, 7, 3, 250, 11, 40, 41, 42, 43, 44, 45, 46]])
+    with torch.no_grad():
+        want = paper(ids).logits
+    for kind in ("conv", "raw"):
+        lm = load_model(tmp_path / kind, dtype=torch.bfloat16)
+        assert {p.dtype for p in lm.model.parameters()} == {torch.bfloat16}, kind
+        bufs = {n: b for n, b in lm.model.named_buffers() if n.endswith("inv_freq")}
+        assert bufs and all(b.dtype == torch.float32 for b in bufs.values()), kind
+        with torch.no_grad():
+            assert torch.equal(lm.model(ids).logits, want), kind

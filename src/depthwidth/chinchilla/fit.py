@@ -33,20 +33,55 @@ def fit_law(
     return lawfit.fit(d, MAIN, n_starts=n_starts, seed=seed, inits=inits)
 
 
-def paper_stderrs(d: FitData, v: dict) -> dict:
+PAPER_STDERR_PRECISIONS = ("float64", "float32")
+
+
+def paper_stderrs(d: FitData, v: dict, precision: str = "float64") -> dict:
     """Liu et al.'s standard errors at the parameters ``v``: J is the Jacobian of the linear residuals
     L − L̂ with respect to (ln c_m, ln c_ℓ, ln c_D, α_m, α_ℓ, α_D, E), s² = Σ residual² / (n − 7) and the
-    covariance s²(JᵀJ)⁻¹ (pseudo-inverse if singular). The errors of ``c_*`` are those of ln c."""
+    covariance s²(JᵀJ)⁻¹ (pseudo-inverse if singular). The errors of ``c_*`` are those of ln c.
+
+    ``precision="float64"`` computes all of it in float64. ``"float32"`` follows the dtypes of the paper's
+    ``Scaling/scanignore.py``: the parameters are float32 tensors (ln c taken in float32), the residuals are
+    float64 (its data are float64), the Jacobian that autograd returns for the float32 parameters is
+    float32, and JᵀJ, its inverse (``torch.linalg.inv``, the pseudo-inverse only when that raises) and the
+    covariance are float32. JᵀJ is ill-conditioned (condition number 9·10⁷ on the 203 points of k = 40), so
+    float32 leaves the errors a few per cent off (α_ℓ: 0.250 in float32, 0.270 in float64 at k = 40), and
+    the float32 digits depend on the order in which JᵀJ is summed (the same J stored column-major gives
+    0.270; the paper's own BLAS may sum in yet another order).
+    """
+    if precision not in PAPER_STDERR_PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; choose from {PAPER_STDERR_PRECISIONS}")
+    f32 = precision == "float32"
     logs = np.log(np.stack([d.m, d.ell, d.D]))  # (3, n)
-    log_c = np.log([v["c_m"], v["c_l"], v["c_D"]])
-    alpha = np.array([v["alpha_m"], v["alpha_l"], v["alpha_D"]])
+    c = [v["c_m"], v["c_l"], v["c_D"]]
+    alpha, L0 = np.array([v["alpha_m"], v["alpha_l"], v["alpha_D"]]), v["L0"]
+    if f32:  # the parameters rounded to float32, ln c taken by torch in float32 (its bits matter, see above)
+        import torch  # here: the float64 path does not need torch's import time
+
+        log_c = torch.tensor(c, dtype=torch.float32).log().double().numpy()
+        alpha, L0 = alpha.astype(np.float32).astype(float), float(np.float32(L0))
+    else:
+        log_c = np.log(c)
     terms = np.exp(log_c[:, None] - alpha[:, None] * logs)  # (3, n)
-    resid = d.loss - (terms.sum(0) + v["L0"])
+    resid = d.loss - (terms.sum(0) + L0)
     jac = -np.column_stack([terms.T, -(terms * logs).T, np.ones(len(d))])  # d resid / d theta, (n, 7)
     s2 = float(resid @ resid) / (len(d) - 7)
-    jtj = jac.T @ jac
-    inv = np.linalg.inv(jtj) if np.linalg.matrix_rank(jtj) == 7 else np.linalg.pinv(jtj)
-    se = np.sqrt(np.clip(np.diag(s2 * inv), 0.0, None))
+    if f32:
+        # an (n, 7) row-major J as the paper's torch.stack builds it: JᵀJ's summation order changes its
+        # float32 bits, and the ill-conditioned inverse magnifies that (see above)
+        j = torch.from_numpy(np.ascontiguousarray(jac, dtype=np.float32))
+        jtj = j.T @ j
+        try:
+            inv = torch.linalg.inv(jtj)
+        except RuntimeError:  # singular, as the paper's script falls back
+            inv = torch.linalg.pinv(jtj)
+        var = (torch.tensor(s2, dtype=torch.float64) * inv).diagonal().numpy()  # float32, as in the paper
+    else:
+        jtj = jac.T @ jac
+        inv = np.linalg.inv(jtj) if np.linalg.matrix_rank(jtj) == 7 else np.linalg.pinv(jtj)
+        var = np.diag(s2 * inv)
+    se = np.sqrt(np.clip(var, 0.0, None))
     order = ("c_m", "c_l", "c_D", "alpha_m", "alpha_l", "alpha_D", "L0")
     return {k: float(x) for k, x in zip(order, se)}
 

@@ -22,12 +22,16 @@ log = logging.getLogger("depthwidth.chinchilla")
 def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
     """One row per k of ``params["drop_highest"]``: ``drop_highest, n_points, converged, adam_steps``, then per
     parameter p of ``PARAMS``: ``p`` and ``p_stderr`` (lmfit), ``p_stderr_paper`` (the paper's, of ln c
-    for the c's), ``p_adam`` and ``p_adam_stderr_paper`` (the paper's Adam fit and its errors there)."""
+    for the c's), ``p_adam`` and ``p_adam_stderr_paper`` (the paper's Adam fit and its errors there).
+    The paper's errors are computed in ``params["paper_stderr_precision"]`` (float64, or float32 as the
+    paper's ``scanignore.py``; :func:`depthwidth.chinchilla.fit.paper_stderrs`), named in the column
+    ``stderr_paper_precision``."""
     scales = {k: params[k] for k in ("width_scale", "depth_scale", "tokens_scale")}
     ks = list(params["drop_highest"])
     datasets = [select_points(points, k, **scales) for k in ks]
     log.info("dropped-points scan: k = %s keep %s points", ks, [len(d) for d in datasets])
     adam = fit_adam_batch(datasets, params["adam_steps"])
+    prec = params["paper_stderr_precision"]
     rows = []
     for k, d, a in zip(ks, datasets, adam):
         res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"])
@@ -38,8 +42,9 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
             "n_points": len(d),
             "converged": bool(res.success),
             "adam_steps": a["steps"],
+            "stderr_paper_precision": prec,
         }
-        se_paper, se_paper_adam = paper_stderrs(d, v), paper_stderrs(d, va)
+        se_paper, se_paper_adam = paper_stderrs(d, v, prec), paper_stderrs(d, va, prec)
         for p in PARAMS:
             row.update({p: v[p], f"{p}_stderr": se[p], f"{p}_stderr_paper": se_paper[p]})
         for p in PARAMS:

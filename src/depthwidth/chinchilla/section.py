@@ -205,7 +205,9 @@ def drop_scan_html(scan: pd.DataFrame, fit: dict) -> str:
     table = table_html(
         scan[list(cols)].rename(columns=cols),
         "Refits leaving out the k highest-loss points (rows with loss strictly below the k-th "
-        "largest kept). Also in results/chinchilla/drop_scan.csv with every parameter.",
+        "largest kept); ± paper's method: the paper's formula s²(JᵀJ)⁻¹, computed in "
+        f"{scan['stderr_paper_precision'].iloc[0]} (chinchilla.drop_scan.paper_stderr_precision; the paper's "
+        "script uses float32). Also in results/chinchilla/drop_scan.csv with every parameter.",
     )
     return text + table
 

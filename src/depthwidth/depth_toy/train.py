@@ -8,7 +8,8 @@ of the same depth are one :class:`StudentGroup` (batched matmuls); groups step o
 only one group's activations are alive at a time.
 
 Setups (``pipeline.VARIANTS``; the paper's experiments, github liuyz0/DepthScaling exp/):
-- ``learned_head`` (exp-9-1): student learns a zero-initialised head; teacher logits / T; KL loss.
+- ``learned_head`` (exp-9 with independent, exp-9-1 with tied teachers): student learns a zero-initialised
+  head; teacher logits / T; KL loss.
 - ``shared_head`` (exp-9-3): teacher and student read out through one fixed random head, both / T; KL.
 - ``mse`` (exp-9-2, 9-5, 9-6): no head; MSE between the final normalised states.
 - ``rk2_mse`` (exp-9-4): as ``mse`` with a midpoint-rule (RK2) student.

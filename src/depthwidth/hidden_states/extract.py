@@ -37,7 +37,7 @@ from depthwidth.integrity import (
     texts_sha256,
     usable,
 )
-from depthwidth.models.load import resolve_device as _resolve_device
+from depthwidth.models.load import cast_like_pretrained, resolve_device as _resolve_device
 
 from .metrics import LOSSES, batch_metrics, find_parts, loss_layers
 
@@ -199,6 +199,7 @@ def extract(
     progress_every_s: float = 10.0,
     loss_stride: int = 1,
     last_block_mask: str = "causal",
+    angle_precision: str = "float32",
     model_sha256: str | None = None,
 ) -> dict:
     """Extract per-token metrics of ``texts`` with ``model`` into the safetensors file ``out``.
@@ -207,6 +208,11 @@ def extract(
     ``model_sha256`` (the checksum of the model's manifest, which holds its weights' checksums), the texts'
     content, ``doc_index`` and the options. ``out`` is sealed (``depthwidth.integrity``) once written.
 
+    ``model`` is cast to the compute dtype as ``from_pretrained(dtype=...)`` would have loaded it
+    (:func:`depthwidth.models.load.cast_like_pretrained`: the rotary ``inv_freq`` stays float32); a model
+    already loaded in that dtype is left as it is. ``angle_precision``: ``float32`` or ``paper_bf16``
+    (:mod:`.metrics`).
+
     Returns a summary dict (tokens, documents, seconds, tokens/s, peak GPU memory in GiB).
     """
     from depthwidth.logs import Progress
@@ -214,7 +220,7 @@ def extract(
     out = Path(out)
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
-    model = model.to(device=dev, dtype=dt).eval()
+    model = cast_like_pretrained(model, dt).to(dev).eval()
     parts_info = find_parts(model)
     limit = getattr(model.config, "max_position_embeddings", None)
     if isinstance(limit, int) and limit > 0 and max_tokens > limit:
@@ -240,6 +246,7 @@ def extract(
         "keep_raw_tokens": keep_raw_tokens,
         "loss_stride": loss_stride,
         "last_block_mask": last_block_mask,
+        "angle_precision": angle_precision,
         "first_doc": int(doc_index[0]) if doc_index else -1,
         "texts": texts_sha256(texts),
         "doc_index": fingerprint_of([int(i) for i in doc_index]),
@@ -281,6 +288,7 @@ def extract(
             keep_raw=raw_left if bi == 0 else 0,
             loss_stride=loss_stride,
             last_block_mask=last_block_mask,
+            angle_precision=angle_precision,
         )
         row_doc = torch.tensor([doc_index[i] for i in rows], dtype=torch.int32)
         rec = {
@@ -341,6 +349,7 @@ def extract(
         "losses": list(losses) if parts_info.decode is not None else [],
         "loss_stride": loss_stride,
         "last_block_mask": last_block_mask,
+        "angle_precision": angle_precision,
         "seconds_this_run": round(seconds, 3),
         "tokens_per_s_this_run": n_new / max(seconds, 1e-9),
         "peak_gpu_gib": peak_gib,
@@ -376,13 +385,16 @@ def hidden_states_extract(
 
     ``params``: the settings that change the metrics (``depthwidth.hidden_states.pipeline.extract_params``);
     ``speed``: batch sizes, decoding chunk and checkpoint interval (``pipeline.speed_params``).
+    The model is loaded in the compute dtype (``params["dtype"]`` on ``params["device"]``), as the paper's
+    scripts load it, never in float32 and cast afterwards.
     """
     from depthwidth.download.fineweb import read_shards
     from depthwidth.models.load import load_model
 
     torch.set_num_threads(max(1, threads))
     docs = read_shards(list(shards), limit=params["n_docs"])
-    loaded = load_model(Path(model_manifest).parent)
+    dt = resolve_dtype(params["dtype"], resolve_device(params["device"]))
+    loaded = load_model(Path(model_manifest).parent, dtype=dt)
     return extract(
         loaded.model,
         loaded.tokenizer,
@@ -394,6 +406,7 @@ def hidden_states_extract(
         losses=tuple(params["losses"]),
         loss_stride=params["loss_stride"],
         last_block_mask=params["last_block_mask"],
+        angle_precision=params["angle_precision"],
         device=params["device"],
         dtype=params["dtype"],
         keep_raw_tokens=params["keep_raw_tokens"],

@@ -29,8 +29,19 @@ With a loss stride k > 1 the loss columns are only the layers 0, k, 2k, ... and 
 ``loss_<variant>_layers`` lists them.
 
 A position ``t`` is kept only when it and its successor ``t + 1`` are real (unpadded) tokens, so
-every kept token has a next-token target and padding never enters a statistic. Angles use
-``acos`` of the cosine clamped to [-1, 1], in float32, as the paper's code does.
+every kept token has a next-token target and padding never enters a statistic.
+
+Angles are ``acos`` of the cosine clamped to [-1, 1]. With ``angle_precision="float32"`` (the default)
+the states are cast to float32 first and the cosine and the arccos are computed in float32, whatever the
+model's dtype. The paper's scripts compute the cosine in the model's dtype (``F.cosine_similarity`` of
+bf16 states, Δh as a bf16 difference) and only the arccos in float32; the cosine is then rounded to
+bf16, whose values just below 1 are 1 − 2⁻⁸ and 1 − 2⁻⁷, so an angle below about 3.6° (cosine above
+1 − 2⁻⁹) reads 0, one between about 3.6° and 6.2° reads 5.07° and the next reading is 7.17° (the bf16
+roundings inside ``cosine_similarity`` move these boundaries by a few tenths of a degree at width 1024,
+more at smaller widths). ``angle_precision="paper_bf16"`` reproduces that: the states are rounded to bf16
+(a no-op for a bf16 model), the cosine is ``F.cosine_similarity`` in bf16 and the arccos float32. Norms
+and progress are float32 in both settings (the paper's are computed in bf16: rounded, with no threshold
+of the kind above).
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ from torch import nn
 
 LOSSES = ("logit_lens", "last_block")
 LAST_BLOCK_MASKS = ("causal", "padding_only")
+ANGLE_PRECISIONS = ("float32", "paper_bf16")
 
 # Where architectures keep the final norm, looked for on the base model and on its ``decoder``.
 _NORM_NAMES = ("norm", "final_layer_norm", "ln_f", "norm_f", "final_layernorm")
@@ -142,12 +154,23 @@ def angle(
     return cos.clamp(-1.0, 1.0).acos()
 
 
-def geometry(states: list[torch.Tensor]) -> dict[str, torch.Tensor]:
+def paper_angle(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The paper's angle between rows of ``a`` and ``b`` (N, d) -> (N,) float32: the cosine computed and
+    rounded in bf16 (``F.cosine_similarity``), only the arccos in float32 (see the module docstring)."""
+    cos = F.cosine_similarity(a.bfloat16(), b.bfloat16(), dim=-1)
+    return cos.clamp(-1.0, 1.0).float().acos()
+
+
+def geometry(states: list[torch.Tensor], angle_precision: str = "float32") -> dict[str, torch.Tensor]:
     """Geometric metrics of kept tokens from their L+1 states, each (N, d) in any float dtype.
 
     Works layer by layer (float32 copies of at most four states at once), so memory stays at a few
-    times N·d whatever the depth.
+    times N·d whatever the depth. ``angle_precision``: ``float32`` or ``paper_bf16`` (the module docstring).
     """
+    if angle_precision not in ANGLE_PRECISIONS:
+        raise ValueError(f"unknown angle_precision {angle_precision!r}; choose from {ANGLE_PRECISIONS}")
+    if angle_precision == "paper_bf16":
+        return _paper_geometry(states)
     L = len(states) - 1
     x0 = states[0].float()
     xL = states[L].float()
@@ -180,6 +203,30 @@ def geometry(states: list[torch.Tensor]) -> dict[str, torch.Tensor]:
         "angle_to_last": stack(to_last),
         "progress": stack(progress),
     }
+
+
+def _paper_geometry(states: list[torch.Tensor]) -> dict[str, torch.Tensor]:
+    """:func:`geometry` with the paper's angles (:func:`paper_angle`; Δh_l = h_{l+1} − h_l in bf16);
+    norms and progress as in float32 mode."""
+    res = geometry(states, "float32")
+    L = len(states) - 1
+    hb = [h.bfloat16() for h in states]  # a no-op (no copy) for a bf16 model
+    theta = [paper_angle(hb[l], hb[l + 1]) for l in range(L)]
+    to_last = [paper_angle(hb[l], hb[L]) for l in range(L)]
+    theta_dh = []
+    d_prev = None
+    for l in range(L):
+        d = hb[l + 1] - hb[l]
+        if d_prev is not None:
+            theta_dh.append(paper_angle(d_prev, d))
+        d_prev = d
+    empty = res["theta"].new_zeros((res["theta"].shape[0], 0))
+    res.update(
+        theta=torch.stack(theta, dim=1) if theta else empty,
+        theta_dh=torch.stack(theta_dh, dim=1) if theta_dh else empty,
+        angle_to_last=torch.stack(to_last, dim=1) if to_last else empty,
+    )
+    return res
 
 
 def next_token_loss(
@@ -277,6 +324,7 @@ def batch_metrics(
     keep_raw: int = 0,
     loss_stride: int = 1,
     last_block_mask: str = "causal",
+    angle_precision: str = "float32",
 ) -> dict[str, torch.Tensor]:
     """All metrics of one right-padded batch; tensors stay on the model's device.
 
@@ -286,13 +334,16 @@ def batch_metrics(
     float32 when ``keep_raw`` > 0. With ``loss_stride`` > 1 the losses are computed only at the layers
     of :func:`loss_layers` (each costs one LM-head pass), listed in ``loss_<variant>_layers``.
     ``last_block_mask``: ``causal`` (the model's own mask) or ``padding_only`` (the paper's, see the module
-    docstring) for the last-block re-runs.
+    docstring) for the last-block re-runs. ``angle_precision``: ``float32`` or ``paper_bf16`` (the module
+    docstring).
     """
     unknown = set(losses) - set(LOSSES)
     if unknown:
         raise ValueError(f"unknown losses {sorted(unknown)}; choose from {LOSSES}")
     if last_block_mask not in LAST_BLOCK_MASKS:
         raise ValueError(f"unknown last_block_mask {last_block_mask!r}; choose from {LAST_BLOCK_MASKS}")
+    if angle_precision not in ANGLE_PRECISIONS:
+        raise ValueError(f"unknown angle_precision {angle_precision!r}; choose from {ANGLE_PRECISIONS}")
     decode = parts.decode
     losses = tuple(losses) if decode is not None else ()
     capture = _CaptureCall(parts.last_layer) if "last_block" in losses else None
@@ -323,7 +374,7 @@ def batch_metrics(
     valid = valid_positions(attention_mask)
     rows, pos = valid.nonzero(as_tuple=True)
     kept = [h[:, :-1][valid] for h in hs]  # L+1 tensors (N, d), model dtype
-    res = geometry(kept)
+    res = geometry(kept, angle_precision)
     targets = input_ids[:, 1:][valid]
     res.update(row=rows, position=pos, token_id=input_ids[:, :-1][valid], target_id=targets)
     own = None

@@ -214,6 +214,23 @@ def mask_note(summaries: dict[str, dict]) -> str:
     )
 
 
+def precision_note(summaries: dict[str, dict]) -> str:
+    """How the angles were computed: float32 (ours) or the paper's bf16 cosine (hidden_states.angle_precision)."""
+    precs = {s.get("extraction", {}).get("angle_precision", "float32") for s in summaries.values()}
+    if "paper_bf16" in precs:
+        which = "All" if precs == {"paper_bf16"} else "Some of the"
+        return (
+            f"<p class='note'>{which} angles shown are computed as in the paper's scripts "
+            "(hidden_states.angle_precision: paper_bf16): the cosine in bf16, only the arccos in float32, "
+            "so an angle below about 3.6° reads 0 and one between about 3.6° and 6.2° reads 5.07°.</p>"
+        )
+    return (
+        "<p class='note'>Angles are computed in float32 from float32 copies of the states. The paper's scripts "
+        "compute the cosine in bf16, so their θ reads 0 below about 3.6° and 5.07° up to about 6.2° "
+        "(hidden_states.angle_precision: paper_bf16 reproduces that).</p>"
+    )
+
+
 def models_caption(summaries: dict[str, dict], mid: list[float]) -> str:
     rule = next(iter(summaries.values()))["bulk_rule"] if summaries else {}
     return (
@@ -332,6 +349,7 @@ def render(
         figures.html(angles_figure(tables, mid), "angles", ANGLES_CAPTION),
         figures.html(norm_progress_loss_figure(tables), "norm_progress_loss", LOSS_CAPTION),
         mask_note(summaries),
+        precision_note(summaries),
         table_html(models_table(summaries), models_caption(summaries, mid)),
         figures.html(profiles_figure(samples, summaries), "angle_profiles", PROFILES_CAPTION),
         groups_html(groups),

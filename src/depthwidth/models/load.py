@@ -247,8 +247,11 @@ def load_model(
     """Load the model fetched into ``model_dir`` (the folder holding ``manifest.json``).
 
     Decoders load as ``AutoModelForCausalLM`` (logits over V), encoders (``bert``) as ``AutoModel``
-    (hidden states only). ``dtype`` defaults to float32. Hidden states of every layer come from
-    ``model(input_ids, output_hidden_states=True).hidden_states`` (a tuple of n_layers + 1 tensors of
+    (hidden states only). ``dtype`` defaults to float32; the weights are loaded in it directly, as the
+    papers' scripts do (``from_pretrained(torch_dtype=...)``), so buffers that are not saved with the
+    weights keep the dtype the model gives them (the rotary ``inv_freq`` stays float32; a cast of a loaded
+    model with ``.to(dtype)`` would round it, see :func:`cast_like_pretrained`). Hidden states of every
+    layer come from ``model(input_ids, output_hidden_states=True).hidden_states`` (a tuple of n_layers + 1 tensors of
     shape (batch, tokens, m)). ``device_map="auto"`` spreads a model too big for one GPU over all GPUs
     (needs accelerate); ``device`` is then ignored.
     """
@@ -279,6 +282,27 @@ def load_model(
         model.to(device)
     model.eval()
     return LoadedModel(model=model, tokenizer=tok, info=model_info(model, spec))
+
+
+def cast_like_pretrained(model: Any, dtype: Any) -> Any:
+    """Cast ``model`` in place to ``dtype`` the way ``from_pretrained(dtype=dtype)`` loads it, and return it.
+
+    ``model.to(dtype)`` casts every floating tensor, buffers included. ``from_pretrained`` casts only what
+    it reads from the checkpoint (parameters and persistent buffers); a buffer that is not saved (the
+    rotary ``inv_freq`` and ``original_inv_freq`` of Pythia, Qwen and Llama-style models, float32 by
+    construction) keeps its dtype, and with it the positional phases at long distances. This does the
+    same: floating non-persistent buffers are put back as they were after the cast.
+    """
+    keep = [
+        (mod, name, buf)
+        for mod in model.modules()
+        for name in getattr(mod, "_non_persistent_buffers_set", ())
+        if (buf := mod._buffers.get(name)) is not None and buf.is_floating_point()
+    ]
+    model.to(dtype)
+    for mod, name, buf in keep:
+        mod._buffers[name] = buf
+    return model
 
 
 def resolve_device(device: str = "auto", key: str = "device"):

@@ -25,7 +25,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 PAPER_SETTINGS = {
     "chinchilla": "the same 245 points; 32 starts and 100 held-out splits",
     "superposition": "n = 1000, m = 10…100, 10 weight decays × 9 exponents, batch 2048, 20k steps (exp-10)",
-    "depth_toy": "6 variants (exp-9-1 to 9-6), 16 temperatures, 3 teacher replicates, depths 6–48, 40k–80k steps (GPU)",
+    "depth_toy": "6 variants (exp-9 and exp-9-1 to 9-6), 16 temperatures, 3 teacher replicates, depths 6–48, 40k–80k steps (GPU)",
     "hidden_states": "Pythia 70m–12b, Qwen2.5 and OPT on 4,800 FineWeb documents of 1,024 tokens (GPU)",
     "causal_tracing": "six Pythias (70m–12b) in float16 on the paper's sentence, one noise draw (GPU)",
     "lm_head": "27 models (OPT, Qwen2.5, GPT-2, Pythia) on wikitext-103, C4, pile-10k, bookcorpus",
