@@ -25,7 +25,7 @@ from test_models import _tiny_llama_gguf
 
 from depthwidth import files
 from depthwidth.download.fetch import load_manifest, sha256_file
-from depthwidth.files import DiskFullError, atomic_torch_save, atomic_write_text, pid_alive
+from depthwidth.files import DiskFullError, atomic_write_text, pid_alive
 from depthwidth.integrity import IntegrityError, save_checkpoint, seal, seal_path, unseal
 from depthwidth.models.fetch import fetch_model
 from depthwidth.models.load import ModelError, load_model, model_spec
@@ -275,9 +275,10 @@ def test_full_disk_names_the_path_and_the_space(tmp_path, monkeypatch):
 
     monkeypatch.setattr(torch, "save", short_write)
     monkeypatch.setattr(files.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10**9, 10**9, 512))
-    with pytest.raises(DiskFullError, match=r"model\.pt: the disk is full.*512 bytes are free"):
-        atomic_torch_save({}, tmp_path / "model.pt")
-    assert not list(tmp_path.glob(".model.pt.partial-*"))
+    short = tmp_path / "short" / "checkpoint.pt"
+    with pytest.raises(DiskFullError, match=r"checkpoint\.pt: the disk is full.*512 bytes are free"):
+        save_checkpoint({"step": 1}, short, {"a": 1})
+    assert not [p for p in short.parent.iterdir() if "partial" in p.name]
 
 
 def test_full_disk_during_model_fetch_is_not_blamed_on_the_network(tmp_path, monkeypatch):
