@@ -208,3 +208,21 @@ def test_figure_outside_declared_folders_is_an_error():
         FigureError, match="results/other/figures/a.png, which is not in a declared figure folder"
     ):
         embed_figures(frag, ["results/chinchilla/figures"])
+
+
+def test_headline_verdicts_and_the_configuration_stated_once():
+    """yes / no only where a comparison was made; 'not tested' where the paper states a value the run
+    cannot be compared with; '–' where the paper states none. The configuration is said once, above."""
+    from depthwidth.report.page import headline_table_html, verdict
+
+    rows = [
+        {**headline_row("a", "1 ± 0.1", 1.05, 0.02, True, "s"), "stage": "chinchilla"},
+        {**headline_row("b", "1 ± 0.1", 2.0, 0.02, False, "s"), "stage": "chinchilla"},
+        {**headline_row("c", "≈ 1", 0.5, None, None, "s", "Not tested: one width"), "stage": "lm_head"},
+        {**headline_row("d", "–", 0.3, 0.01, None, "s"), "stage": "chinchilla"},
+    ]
+    assert [verdict(r)[1] for r in rows] == ["yes", "no", "not tested", "–"]
+    table = headline_table_html(rows, {"chinchilla": False, "lm_head": True})
+    assert "configuration</th>" not in table and "reduced (see below)" not in table
+    assert table.count("reduced settings in") == 1 and table.index("reduced settings") < table.index("<table")
+    assert "<b>lm_head</b>" in table and "the papers' settings in chinchilla" in table
