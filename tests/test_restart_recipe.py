@@ -1,5 +1,5 @@
 """The README's restart recipe after a kill between a job writing its outputs and Snakemake recording
-them (issue 18, section 3): `snakemake --unlock`, then the same command, must end equal to an
+them: `snakemake --unlock`, then the same command, must end equal to an
 uninterrupted run. It used to stop with IncompleteFilesException (only profiles/slurm set
 --rerun-incomplete); profiles/default, the workflow profile Snakemake reads by itself, now does.
 
