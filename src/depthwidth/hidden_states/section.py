@@ -209,8 +209,8 @@ def mask_note(summaries: dict[str, dict]) -> str:
         "<p class='note'>The last-block losses shown are causal (each position sees only earlier tokens, as "
         "in a model truncated to blocks 0..l−1 and the last block), because the paper's Pythia script passed "
         "a padding-only mask, which under SDPA attention lets the last block see later tokens, the target "
-        "included, for l &lt; L−1 (hidden_states.last_block_mask: padding_only reproduces it; the README "
-        "gives how much it moves the curve).</p>"
+        "included, for l &lt; L−1 (hidden_states.last_block_mask: padding_only reproduces it; "
+        "docs/stages/hidden_states.md gives how much it moves the curve).</p>"
     )
 
 
