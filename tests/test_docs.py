@@ -94,3 +94,11 @@ def test_site_builds_strictly(tmp_path):
     )
     assert p.returncode == 0, f"mkdocs build --strict fails:\n{(p.stdout + p.stderr)[-3000:]}"
     assert (tmp_path / "site" / "configuration" / "index.html").is_file()
+
+
+def test_site_results_page_has_the_readme_table():
+    def table(text: str) -> list[str]:
+        return [line.replace("](docs/", "](") for line in text.splitlines() if line.startswith("| ")]
+
+    readme = table(README.split("## Results at a glance", 1)[1].split("\n## ", 1)[0])
+    assert readme == table((REPO / "docs" / "results.md").read_text())
