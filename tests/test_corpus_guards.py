@@ -1,4 +1,4 @@
-"""Corpora without text (issue 18, section 4): null texts are dropped (never scored as "nan"), empty
+"""Corpora without text: null texts are dropped (never scored as "nan"), empty
 ones too, both counted in the log; a corpus with no usable token is an error naming it and the fix."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Settings that pass a loose schema but not the job (issue 18, section 4): non-finite numbers, floats
+"""Settings that pass a loose schema but not the job: non-finite numbers, floats
 where integers are meant, values that blow up a job, grids too large to plan, names that escape the
 working directory. Each is rejected before any job, naming the key."""
 
@@ -20,7 +20,7 @@ def _set(cfg: dict, path: str, value) -> dict:
     node = cfg
     keys = path.split(".")
     for k in keys[:-1]:
-        node = node[k]
+        node = node.setdefault(k, {})  # a section config.yaml leaves to the schema defaults
     node[keys[-1]] = value
     return cfg
 
@@ -115,7 +115,7 @@ def test_names_that_become_paths_must_be_plain(path, name):
     cfg = merged_config()
     node = cfg
     for k in path.split("."):
-        node = node[k]
+        node = node.setdefault(k, {})  # a section config.yaml leaves to the schema defaults
     node[name] = copy.deepcopy(next(iter(node.values())))
     with pytest.raises(ConfigError) as e:
         validate_config(cfg)

@@ -307,10 +307,36 @@ def test_section_shows_fit_and_headline_rows(tmp_path):
     assert alpha["value"] == pytest.approx(0.9, abs=0.05) and alpha["agree"] is True
     over = {r["quantity"]: r for r in rows}
     assert over["m·mean_sq_overlap, toy-128"]["value"] == pytest.approx(1.0, abs=0.05)
-    assert over["m·mean_sq_overlap, toy-128"]["agree"] is True
+    # one model's m·overlap is not the paper's claim: the slope across the three widths tests it
+    assert over["m·mean_sq_overlap, toy-128"]["agree"] is None
+    assert "the slope row tests the 1/m scaling" in over["m·mean_sq_overlap, toy-128"]["note"]
     # random rows: overlap falls exactly like 1/m
     slope = over["slope of log mean_sq_overlap vs log m"]
-    assert slope["value"] == pytest.approx(-1.0, abs=0.03)
+    assert slope["value"] == pytest.approx(-1.0, abs=0.03) and slope["agree"] is True
+
+
+@pytest.mark.parametrize("widths", [[576], [384, 576]])
+def test_overlap_scaling_is_not_tested_with_fewer_than_three_widths(widths):
+    """One width (or two) cannot test overlaps ∝ 1/m: the rows say so and why, and none says "no", even
+    for rows that share one direction (m·overlap far from 1, as SmolLM2-135M's embedding)."""
+    import pandas as pd
+
+    from depthwidth.lm_head.section import geometry_headlines
+    from depthwidth.report.page import headline_table_html, verdict
+
+    geo_rows = []
+    for k, m in enumerate(widths):
+        w = torch.randn(3000, m, generator=torch.Generator().manual_seed(k)) + 2.0  # a shared direction
+        row, _ = geometry(w, abs_rows=100)
+        geo_rows.append({"model": f"toy-{m}", "family": "toy", "width": m, **row})
+    rows = geometry_headlines(pd.DataFrame(geo_rows))
+    assert len(rows) == len(widths)  # no slope row
+    assert all(r["value"] > 50 for r in rows)  # far from random directions' 1
+    for r in rows:
+        assert r["agree"] is None and verdict(r) == ("untested", "not tested")
+        assert f"{len(widths)} width" in r["note"] and "three or more widths" in r["note"]
+    table = headline_table_html(rows, {"lm_head": True})
+    assert ">no<" not in table and table.count(">not tested<") == len(widths)
 
 
 def test_config_cross_checks_name_the_key_and_fix():

@@ -124,7 +124,7 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     # trainings + 27 model fetches + 27 geometries + 16 token counts (4 x 4) + 18 + 18 hidden-state
     # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 15 single jobs
     # (chinchilla 4, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
-    # LM head 3, report). Issue 18 counted 1762 jobs when it was written; the config grew since.
+    # LM head 3, report).
     assert sum(planned.values()) == 1890
 
 

@@ -1,4 +1,4 @@
-"""Leftovers of killed writers (issue 18, section 3): `.<name>.partial-<pid>` files and folders of dead
+"""Leftovers of killed writers: `.<name>.partial-<pid>` files and folders of dead
 processes are removed by the next write of the same output and by the next fetch of a model; the
 report's provenance never hashes them."""
 

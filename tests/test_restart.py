@@ -123,7 +123,7 @@ def test_killed_run_restarts_where_it_stopped(tmp_path):
     step_at_kill = int(torch.load(killed / "checkpoint.pt", weights_only=False)["step"])
     assert 0 < step_at_kill < 1000
     before = {k: v for k, v in mtimes(wd).items() if k.startswith(CELL.format(m=m_done))}
-    # the finished cell: its two outputs and their seals (issue 18), none of them rewritten by the restart
+    # the finished cell: its two outputs and their seals, none of them rewritten by the restart
     assert set(before) == {
         f"{CELL.format(m=m_done)}/{name}"
         for name in (

@@ -1,5 +1,5 @@
-"""The README's restart recipe after a kill between a job writing its outputs and Snakemake recording
-them (issue 18, section 3): `snakemake --unlock`, then the same command, must end equal to an
+"""The restart recipe (docs/restarts.md) after a kill between a job writing its outputs and Snakemake recording
+them: `snakemake --unlock`, then the same command, must end equal to an
 uninterrupted run. It used to stop with IncompleteFilesException (only profiles/slurm set
 --rerun-incomplete); profiles/default, the workflow profile Snakemake reads by itself, now does.
 
@@ -91,7 +91,7 @@ def test_readme_recipe_after_kill_between_output_and_record(tmp_path):
     )
     assert p.returncode != 0 and "IncompleteFilesException" in p.stdout + p.stderr
 
-    # The README's recipe: --unlock, then the same command.
+    # The recipe: --unlock, then the same command.
     run(wd, "--unlock", configs=configs, timeout=120)
     run(wd, "--cores", "1", TARGET, configs=configs, timeout=180)
     again = load_file(wd / TARGET)

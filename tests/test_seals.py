@@ -1,4 +1,4 @@
-"""Faults of issue 18 (sections 1 and 2) in the depth-toy, LM-head and report stages: a damaged checkpoint
+"""Faults in the depth-toy, LM-head and report stages: a damaged checkpoint
 is logged, moved aside and the job reruns from scratch to the same result as a clean run; a damaged
 finished file stops its consumer with the file and the fix (``snakemake --forcerun <rule>``) named."""
 

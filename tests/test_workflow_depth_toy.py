@@ -69,7 +69,7 @@ def test_depth_toy_end_to_end(tmp_path):
 
     # which jobs an edit reruns (new replicate, report note) is checked for every stage in test_partial_rerun.py
 
-    # issue 18: a finished table that lost rows (mtime kept, so Snakemake sees nothing) stops its consumer;
+    # a finished table that lost rows (mtime kept, so Snakemake sees nothing) stops its consumer;
     # the rule log holds the traceback and names the file and the fix, and the named fix works
     runs_csv = res / "runs.csv"
     mtime = runs_csv.stat().st_mtime

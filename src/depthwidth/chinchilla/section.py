@@ -247,7 +247,7 @@ def headline_rows(fit: dict) -> list[dict]:
             f"≈ {ALPHA_M_STRONG.text} (strong superposition)",
             p["alpha_m"]["value"],
             p["alpha_m"]["stderr"],
-            None,
+            agree_within(p["alpha_m"]["value"], p["alpha_m"]["stderr"], ALPHA_M_STRONG.value, 0.0),
             src,
             "",
         ),

@@ -72,42 +72,62 @@ def embed_figures(
     return _IMG_SRC.sub(data_uri, fragment)
 
 
-def headline_table_html(rows: list[dict], reduced: dict | None = None) -> str:
-    """``reduced``: stage -> True where this run used a reduced configuration rather than the paper's."""
-    reduced = reduced or {}
+# The verdict column: a comparison that was made (yes / no), one the data cannot make ("not tested", the
+# row's note says why), or a row with no paper number to compare with ("–").
+VERDICTS = {True: ("agree", "yes"), False: ("disagree", "no")}
+
+
+def verdict(row: dict) -> tuple[str, str]:
+    """(css class, word) of a headline row's verdict."""
+    if row.get("agree") in VERDICTS:
+        return VERDICTS[row["agree"]]
+    if str(row.get("paper", "–")).strip() in ("", "–"):
+        return "", "–"
+    return "untested", "not tested"
+
+
+def configuration_html(reduced: dict) -> str:
+    """The run's configuration, stated once above the headline table: which stages ran reduced settings
+    and what ``--configfile config/paper.yaml`` runs instead."""
+    smaller = [s for s, r in reduced.items() if r]
+    full = [s for s, r in reduced.items() if not r]
+    if not reduced:
+        return ""
+    if not smaller:
+        return "<p class='note'>Configuration: the papers' settings (config/paper.yaml) in every stage.</p>"
     out = [
+        "<p class='note'>Configuration of this run: reduced settings in "
+        + ", ".join(f"<b>{html.escape(s)}</b>" for s in smaller)
+        + ("; the papers' settings in " + ", ".join(html.escape(s) for s in full) if full else "")
+        + ". What <code>--configfile config/paper.yaml</code> runs instead:</p><ul class='note'>"
+    ]
+    out += [
+        f"<li><b>{html.escape(s)}</b>: {html.escape(PAPER_SETTINGS.get(s, 'the paper settings'))}</li>"
+        for s in smaller
+    ]
+    out.append("</ul>")
+    return "".join(out)
+
+
+def headline_table_html(rows: list[dict], reduced: dict | None = None) -> str:
+    """``reduced``: stage -> True where this run used a reduced configuration rather than the paper's;
+    stated once above the table."""
+    out = [
+        configuration_html(reduced or {}),
         "<table class='tbl' id='headline'><thead><tr><th>quantity</th><th>paper</th><th>this run</th>"
-        "<th>agrees?</th><th>from</th><th>configuration</th><th>note</th></tr></thead><tbody>"
+        "<th>agrees?</th><th>from</th><th>note</th></tr></thead><tbody>",
     ]
     for r in rows:
-        cls, word = {True: ("agree", "yes"), False: ("disagree", "no")}.get(r.get("agree"), ("", "–"))
+        cls, word = verdict(r)
         value = r.get("value")
         shown = fmt_pm(value, r.get("err")) if isinstance(value, (int, float)) else html.escape(str(value))
         out.append(
             f"<tr><td>{html.escape(str(r['quantity']))}</td><td>{html.escape(str(r['paper']))}</td>"
             f"<td class='val'>{shown}</td><td class='{cls}'>{word}</td><td>{html.escape(str(r['source']))}</td>"
-            f"<td class='note'>{html.escape(_config_note(r.get('stage'), reduced))}</td>"
             f"<td class='note'>{html.escape(str(r.get('note', '')))}</td></tr>"
         )
     out.append("</tbody></table>")
-    smaller = [s for s, r in reduced.items() if r]
-    if smaller:
-        out.append(
-            "<p class='note'>Reduced configurations in this run, and what <code>--configfile "
-            "config/paper.yaml</code> runs instead:</p><ul class='note'>"
-            + "".join(
-                f"<li><b>{html.escape(s)}</b>: {html.escape(PAPER_SETTINGS.get(s, 'the paper settings'))}</li>"
-                for s in smaller
-            )
-            + "</ul>"
-        )
     return "".join(out)
-
-
-def _config_note(stage, reduced: dict) -> str:
-    if stage not in reduced:
-        return ""
-    return "reduced (see below)" if reduced[stage] else "paper"
 
 
 def _environment() -> jinja2.Environment:
@@ -225,7 +245,7 @@ def report(
         reduced=reduced,
     )
     atomic_write_text(html_path, page)
-    atomic_write_csv(headline_path, pd.DataFrame(rows))
+    atomic_write_csv(headline_path, pd.DataFrame([{**r, "verdict": verdict(r)[1]} for r in rows]))
     log.info(
         "report: %d sections, %d headline rows, %d declared inputs, %.0f kB",
         len(sections),

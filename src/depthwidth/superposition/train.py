@@ -183,7 +183,7 @@ def train_cells(
         "settings": asdict(S),
         "path": path,
         "job": job,
-        "layout": "Wt (C, m, n)",  # checkpoints of the former (C, n, m) layout are not resumed
+        "layout": "Wt (C, m, n)",  # a checkpoint of another layout is not resumed
     }
     ckpt = Path(checkpoint) if checkpoint else None
     # The seal holds the fingerprint: a checkpoint of other settings, or a damaged one, is moved aside.
