@@ -56,6 +56,7 @@ PLANNED_ELSEWHERE = {"snakemake --profile profiles/slurm results/report.html --c
 
 
 @pytest.mark.parametrize("command", [c for c in documented_commands() if c not in PLANNED_ELSEWHERE])
+@pytest.mark.workflow
 def test_documented_command_dry_runs(command, tmp_path):
     args = shlex.split(command)[1:]
     if "conda" in args and shutil.which("conda") is None:
