@@ -51,7 +51,7 @@ def test_the_docs_show_commands():
     assert len(cmds) >= 8
 
 
-# dry-run by tests/test_paper_plan.py, which also checks the jobs it plans (one ~30 s plan, not two)
+# dry-run by tests/test_cluster_paper_plan.py, which also checks the jobs it plans (one ~30 s plan, not two)
 PLANNED_ELSEWHERE = {"snakemake --profile profiles/slurm results/report.html --configfile config/paper.yaml"}
 
 
