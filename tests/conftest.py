@@ -23,6 +23,7 @@ class _UnmarkedPopen(_POPEN):
 
     def __init__(self, args, *rest, **kwargs):
         if is_snakemake(args):
+            self._child_created = False  # no process: Popen.__del__ has nothing to clean up
             pytest.fail(
                 "this test starts Snakemake but is not marked: decorate it with @pytest.mark.workflow "
                 "(or set pytestmark = pytest.mark.workflow in its module), so that "
