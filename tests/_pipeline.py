@@ -1,5 +1,6 @@
-"""Helpers for the tests that run the whole workflow in a temporary folder (cluster, restart, partial
-rerun, bad input). Never run in the repo root: Snakemake locks its working directory."""
+"""Helpers for the tests that run Snakemake in a temporary folder (never in the repo root: Snakemake
+locks its working directory). A test that starts Snakemake carries the ``workflow`` marker; ``conftest``
+stops an unmarked one at the start of its Snakemake, so ``pytest -m "not workflow"`` stays quick."""
 
 from __future__ import annotations
 
@@ -7,16 +8,15 @@ import copy
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+from _helpers import REPO
 
 from depthwidth.config import deep_merge
 
-REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 # the snakemake next to the running python (the project's venv), not whatever is first on PATH
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -128,17 +128,37 @@ def mtimes(workdir: Path, under: str = "results") -> dict[str, int]:
     return {str(p.relative_to(workdir)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
 
 
-_DONE: dict[str, Path] = {}
+def run_snakemake(
+    workdir: Path, *args: str, configfiles=("config/test.yaml",), check: bool = True, timeout: float = 900
+):
+    """``run`` on 2 cores with config.yaml plus ``configfiles`` (relative to the repo unless absolute)."""
+    configs = [REPO / "config.yaml", *(Path(c) if os.path.isabs(c) else REPO / c for c in configfiles)]
+    return run(workdir, "--cores", "2", *args, configs=configs, check=check, timeout=timeout)
 
 
-def completed_run(tmp_root: Path, key: str = "test") -> Path:
-    """A folder where the whole test config has run to completion, made once per pytest session and
-    shared by the modules that only read it (dry runs, result comparisons). Callers must not write to it."""
-    if key not in _DONE:
-        wd = tmp_root / f"completed-{key}"
-        if wd.exists():
-            shutil.rmtree(wd)
-        wd.mkdir(parents=True)
-        run(wd, "--cores", "2", timeout=900)
-        _DONE[key] = wd
-    return _DONE[key]
+def is_snakemake(args) -> bool:
+    """Whether a command line (as given to ``subprocess.Popen``: a list, or one string) starts Snakemake:
+    the program ``snakemake`` by any path, ``python -m snakemake``, or a ``sh``/``bash -c`` script that
+    calls it."""
+    if isinstance(args, bytes):
+        args = args.decode(errors="replace")
+    if isinstance(args, (str, os.PathLike)):
+        args = _split(os.fspath(args))
+    argv = [os.fsdecode(a) for a in args]
+    if not argv:
+        return False
+    if Path(argv[0]).name == "snakemake" or any(
+        a == "-m" and b == "snakemake" for a, b in zip(argv, argv[1:])
+    ):
+        return True
+    if Path(argv[0]).name in ("sh", "bash") and "-c" in argv[:-1]:
+        script = argv[argv.index("-c") + 1]
+        return any(Path(t).name == "snakemake" for t in _split(script))
+    return False
+
+
+def _split(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:  # unbalanced quotes: words are enough to find a program name
+        return command.split()

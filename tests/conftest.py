@@ -1,31 +1,61 @@
-"""Shared test helpers: the repo location and the shared data mirror. Running Snakemake in a temp folder
-lives in ``_pipeline``; ``run_snakemake`` and ``planned_jobs`` are re-exported here for the stage tests."""
+"""Fixtures and hooks of the test suite, nothing else: helpers are imported from ``_helpers`` (paths, the
+data mirror) and ``_pipeline`` (running Snakemake).
+
+Two speeds. Every test that starts Snakemake carries the ``workflow`` marker, and so do the few science
+checks that train or fit at full size (seconds of CPU each), so ``pytest -m "not workflow"`` runs all the
+others in under a minute. Marking is checked while the tests run: an unmarked test that starts Snakemake
+fails at that moment, naming the marker. A test that uses the ``completed_run`` fixture is marked by
+itself."""
 
 from __future__ import annotations
 
-import os
+import subprocess
 from pathlib import Path
 
 import pytest
+from _pipeline import is_snakemake, run
 
-from _pipeline import REPO, planned_jobs, run
-
-SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
-
-
-def have_shared_data() -> bool:
-    return (SHARED_DATA / "chinchilla" / "svg_extracted_data.csv").is_file()
+_POPEN = subprocess.Popen
 
 
-needs_shared_data = pytest.mark.skipif(not have_shared_data(), reason=f"no data mirror at {SHARED_DATA}")
+class _UnmarkedPopen(_POPEN):
+    """``subprocess.Popen`` while a test without the ``workflow`` marker runs: Snakemake is refused."""
+
+    def __init__(self, args, *rest, **kwargs):
+        if is_snakemake(args):
+            self._child_created = False  # no process: Popen.__del__ has nothing to clean up
+            pytest.fail(
+                "this test starts Snakemake but is not marked: decorate it with @pytest.mark.workflow "
+                "(or set pytestmark = pytest.mark.workflow in its module), so that "
+                "`pytest -m 'not workflow'` leaves it out",
+                pytrace=True,
+            )
+        super().__init__(args, *rest, **kwargs)
 
 
-def run_snakemake(
-    workdir: Path, *args: str, configfiles=("config/test.yaml",), check: bool = True, timeout: float = 900
-):
-    """``_pipeline.run`` on 2 cores with config.yaml plus ``configfiles`` (relative to the repo unless absolute)."""
-    configs = [REPO / "config.yaml", *(Path(c) if os.path.isabs(c) else REPO / c for c in configfiles)]
-    return run(workdir, "--cores", "2", *args, configs=configs, check=check, timeout=timeout)
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that reads the shared completed run; runs before ``-m`` selects."""
+    for item in items:
+        if "completed_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.workflow)
 
 
-__all__ = ["REPO", "SHARED_DATA", "have_shared_data", "needs_shared_data", "planned_jobs", "run_snakemake"]
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """While an unmarked test is set up, runs and is torn down, starting Snakemake fails it."""
+    subprocess.Popen = _POPEN if item.get_closest_marker("workflow") else _UnmarkedPopen
+    try:
+        yield
+    finally:
+        subprocess.Popen = _POPEN
+
+
+@pytest.fixture(scope="session")
+def completed_run(tmp_path_factory) -> Path:
+    """A folder where the whole test config (config.yaml + config/test.yaml) has run to completion, made
+    once per session and shared by the tests that only read it (dry runs, result checks). Tests must not
+    write to it: copy what they change into their own ``tmp_path``."""
+    wd = tmp_path_factory.mktemp("completed-test", numbered=False)
+    run(wd, "--cores", "2", timeout=900)
+    return wd

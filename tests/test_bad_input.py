@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from _pipeline import BASE_CONFIGS, merge, merged_config, overlay, run
-from conftest import SHARED_DATA
+from _helpers import SHARED_DATA
 
 from depthwidth.config import ConfigError, validate_config
 
@@ -94,6 +94,7 @@ def test_the_test_config_itself_is_valid():
     validate_config(_test_config())
 
 
+@pytest.mark.workflow
 def test_bad_config_stops_snakemake_before_any_job(tmp_path):
     """All the bad values at once through Snakemake: it stops while parsing, lists every bad key in one
     message (no fix-one-rerun-find-the-next), and no job ran (no results/, data/, logs/)."""
@@ -117,6 +118,7 @@ def _failing_run(tmp_path: Path, target: str, cfg: Path, timeout: int = 180, **k
     return wd, text
 
 
+@pytest.mark.workflow
 def test_mirror_file_with_wrong_checksum_is_refused(tmp_path):
     """A mirror holding a corrupted copy of a pinned file (one byte changed): the fetch fails naming
     that file, both checksums and the fix, and no file appears at data/raw/ (not even a partial one)."""
@@ -165,6 +167,7 @@ def test_truncated_parquet_shard_is_named_with_the_fix(tmp_path):
     assert str(paths[1]) in msg and "truncated" in msg and "--forcerun fineweb_shards" in msg, msg
 
 
+@pytest.mark.workflow
 def test_truncated_local_corpus_stops_the_download_rule(tmp_path):
     """hidden_states.corpus.source: local pointing at a truncated parquet file: rule fineweb_shards
     fails naming the file and the fix, and writes no shard (nothing that looks complete)."""
@@ -193,6 +196,7 @@ def test_truncated_local_corpus_stops_the_download_rule(tmp_path):
     assert not shards, f"a failed download left shards behind: {shards}"
 
 
+@pytest.mark.workflow
 def test_hub_model_offline_names_model_and_fix(tmp_path):
     """A hub model with the network off and an empty HF cache: rule model_fetch fails naming the model,
     its hub id, what was tried and the two fixes; data/models/<name>/manifest.json (the rule's output,
@@ -212,6 +216,7 @@ def test_hub_model_offline_names_model_and_fix(tmp_path):
 
 
 @pytest.mark.parametrize("stage", ["hidden_states", "lm_head"])
+@pytest.mark.workflow
 def test_unknown_model_name_in_a_stage_is_a_config_error(tmp_path, stage):
     """A stage naming a model that the `models:` registry does not define (a typo): Snakemake stops
     while parsing with an error naming the key and the defined models, instead of a MissingInputException
@@ -222,6 +227,7 @@ def test_unknown_model_name_in_a_stage_is_a_config_error(tmp_path, stage):
     assert "MissingInputException" not in text
 
 
+@pytest.mark.workflow
 def test_training_that_diverges_to_nan_fails_without_output(tmp_path):
     """A learning rate far too high (1e8): the superposition training job stops at the first
     non-finite loss with an error naming the cell and the keys to change, and leaves neither the model

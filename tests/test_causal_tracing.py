@@ -155,6 +155,7 @@ def test_config_defaults_params_and_checks():
         pipeline.check(_config({"facts": twice}))
 
 
+@pytest.mark.workflow
 def test_rules_end_to_end_on_a_tiny_local_model(tmp_path, tok):
     from _pipeline import overlay, run
 

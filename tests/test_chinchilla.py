@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import SHARED_DATA, needs_shared_data
+from _helpers import SHARED_DATA, needs_shared_data
 from depthwidth.chinchilla import adam, fit, law, lawfit, points, scan, shape
 from depthwidth.papers import CHINCHILLA_ADAM_FIT
 
@@ -282,6 +282,7 @@ def test_paper_stderr_at_the_converged_optimum():
 
 
 @needs_shared_data
+@pytest.mark.workflow  # full size: seconds of CPU, outside the quick loop
 def test_paper_adam_gives_the_papers_digits():
     """The paper's Adam procedure (50k steps) on its 203 points prints its notebook's digits: α_ℓ 1.2014,
     α_m 0.9769, c_ℓ 1284.4, c_m 333.38, E 1.7503, each to the last digit printed."""

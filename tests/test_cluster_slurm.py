@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _pipeline import REPO, completed_run, run
+from _helpers import REPO
+from _pipeline import run
 
 PROFILE = REPO / "profiles" / "slurm" / "config.yaml"
 # rules whose memory and wall time the workflow computes per job (the profile keeps those estimates),
@@ -69,6 +70,7 @@ def _workflow_rules() -> set[str]:
     return {line.strip() for line in p.stdout.splitlines() if re.fullmatch(r"\s*\w+\s*", line)}
 
 
+@pytest.mark.workflow
 def test_profile_names_only_existing_rules_and_scales_with_attempt():
     """Every rule named in set-resources exists (a renamed rule would silently lose its resources), and
     memory and wall time grow with the attempt: attempt 2 asks for twice attempt 1, attempt 3 thrice."""
@@ -99,6 +101,7 @@ def _local_rules() -> set[str]:
     return names
 
 
+@pytest.mark.workflow
 def test_profile_sends_gpu_rules_to_gpu_partition_and_downloads_stay_local(tmp_path):
     """A dry run of the default config through the profile: every job that asks for a GPU goes to
     partition 'gpu'; downloads are local rules, never submitted; every other rule has its own
@@ -162,6 +165,7 @@ ours = pytest.mark.skipif(
 
 
 @ours
+@pytest.mark.workflow
 def test_slurm_local_is_idempotent_and_recovers_from_a_hard_kill():
     """Running the start script on a live cluster keeps its daemons (same PIDs); after SIGKILL of
     slurmctld and slurmd it starts them again and jobs run (srun in the smoke test passes)."""
@@ -187,7 +191,8 @@ def test_slurm_local_is_idempotent_and_recovers_from_a_hard_kill():
 
 
 @pytest.mark.skipif(_slurm_unavailable() is not None, reason=str(_slurm_unavailable()))
-def test_chinchilla_stage_runs_through_sbatch(tmp_path, tmp_path_factory):
+@pytest.mark.workflow
+def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
     """The Chinchilla stage (points, fit, section) through `--profile profiles/slurm`: every non-local
     job is a SLURM job (sbatch id in the log, COMPLETED in squeue with the rule as comment), downloads
     ran locally, and the fit gives the paper's depth exponent and the same numbers as a local run."""
@@ -238,7 +243,7 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, tmp_path_factory):
     assert 0.8 <= fit["alpha_m"]["value"] <= 1.1, fit["alpha_m"]
     # the same config and seeds run locally (the whole test config, shared with test_partial_rerun):
     # the same numbers
-    local = completed_run(tmp_path_factory.getbasetemp())
+    local = completed_run
     ref = json.loads((local / "results" / "chinchilla" / "fit.json").read_text())["params"]
     for k in ("alpha_l", "alpha_m", "alpha_D", "L0"):
         assert fit[k]["value"] == pytest.approx(ref[k]["value"], rel=1e-9), k

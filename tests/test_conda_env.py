@@ -66,6 +66,7 @@ def test_env_lists_every_dependency_of_the_package():
     assert wanted <= have, f"missing from {ENV_FILE.name}: {sorted(wanted - have)}"
 
 
+@pytest.mark.workflow
 def test_scripts_import_the_package_from_the_workflow_src(tmp_path):
     """As rules/common.smk does: the Snakefile puts <workflow>/src on sys.path, and Snakemake passes its
     sys.path to each script it runs, so a job needs no installed copy of the package (the conda case)."""

@@ -5,7 +5,7 @@ import copy
 import pytest
 import yaml
 
-from conftest import REPO
+from _helpers import REPO
 from depthwidth.config import (
     ConfigError,
     config_hash,

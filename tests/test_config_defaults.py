@@ -1,7 +1,7 @@
 """One home of defaults: the schemas. config.yaml states only the keys a config must give and values that
 differ from a schema default, each with its reason; the configuration reference is generated from them."""
 
-from conftest import REPO
+from _helpers import REPO
 from depthwidth.config_reference import config_file_issues, reference_markdown
 
 

@@ -219,6 +219,7 @@ def test_angles_of_tied_and_independent_teachers():
     assert res["tied"][1] < res["independent"][1] - 50
 
 
+@pytest.mark.workflow  # full size: seconds of CPU, outside the quick loop
 def test_tiny_grid_separates_the_mechanisms():
     """On a tiny grid the independent-teacher exponent is positive and the tied teacher's consecutive
     updates are more aligned than the independent teacher's, in teachers and trained students alike."""

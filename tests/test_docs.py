@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
+from _helpers import REPO
 
 README = (REPO / "README.md").read_text()
 

@@ -60,7 +60,7 @@ def test_the_docs_show_commands():
     assert len(cmds) >= 8
 
 
-# dry-run by tests/test_paper_plan.py, which also checks the jobs it plans (one ~30 s plan, not two)
+# dry-run by tests/test_cluster_paper_plan.py, which also checks the jobs it plans (one ~30 s plan, not two)
 PLANNED_ELSEWHERE = {"snakemake --profile profiles/slurm results/report.html --configfile config/paper.yaml"}
 
 
@@ -86,6 +86,7 @@ def test_targets_only_commands_are_merged_into_one_dry_run():
 
 
 @pytest.mark.parametrize("command", dry_runs())
+@pytest.mark.workflow
 def test_documented_command_dry_runs(command, tmp_path):
     args = shlex.split(command)[1:]
     if "conda" in args and shutil.which("conda") is None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, SHARED_DATA, needs_shared_data
+from _helpers import REPO, SHARED_DATA, needs_shared_data
 from test_models import _tiny_llama_gguf
 
 from depthwidth import files

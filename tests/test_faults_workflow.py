@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from _pipeline import BASE_CONFIGS, overlay, planned_jobs, run
-from conftest import needs_shared_data
+from _helpers import needs_shared_data
 from test_models import _tiny_llama_gguf
 
 from depthwidth.download.fetch import load_manifest, sha256_file
@@ -31,7 +31,7 @@ MODEL = "data/models/tiny/hf/model.safetensors"
 CORPUS = "data/corpora/fineweb.parquet"
 RAW = "data/raw/fineweb/fineweb_subset.json"
 
-pytestmark = needs_shared_data
+pytestmark = [needs_shared_data, pytest.mark.workflow]
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from depthwidth.hidden_states.metrics import batch_metrics, find_parts
 from depthwidth.hidden_states.stats import compositional_test, improvement_depth, token_clusters
 from depthwidth.hidden_states.tiny import CONFIG_FAMILY, FAMILIES, tiny_model, tiny_tokenizer
 
-from conftest import SHARED_DATA
+from _helpers import SHARED_DATA
 
 torch.set_num_threads(1)
 

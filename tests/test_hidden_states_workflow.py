@@ -11,10 +11,13 @@ import pytest
 import torch
 import yaml
 
-from conftest import REPO, SHARED_DATA, planned_jobs, run_snakemake
+from _helpers import REPO, SHARED_DATA
+from _pipeline import planned_jobs, run_snakemake
 
 from depthwidth.download.fineweb import read_corpus
 from depthwidth.hidden_states.tiny import tiny_model, tiny_tokenizer
+
+pytestmark = pytest.mark.workflow
 
 MIRROR = SHARED_DATA / "fineweb" / "fineweb_subset.json"
 needs_mirror = pytest.mark.skipif(not MIRROR.is_file(), reason=f"no FineWeb mirror at {MIRROR}")

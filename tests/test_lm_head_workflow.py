@@ -1,4 +1,4 @@
-"""The LM-head stage end to end on the shared test run (``_pipeline.completed_run``): the packaged
+"""The LM-head stage end to end on the shared test run (the ``completed_run`` fixture): the packaged
 SmolLM2 fetched from its PyPI wheel, its geometry, loss and report section, and a reference loss."""
 
 from __future__ import annotations
@@ -7,14 +7,16 @@ import json
 import pandas as pd
 import pytest
 import torch
-from _pipeline import completed_run, merged_config
+from _pipeline import merged_config
 
 from depthwidth.models.load import load_model
 
+pytestmark = pytest.mark.workflow
+
 
 @pytest.fixture(scope="module")
-def done(tmp_path_factory):
-    return completed_run(tmp_path_factory.getbasetemp())
+def done(completed_run):
+    return completed_run
 
 
 def test_packaged_smollm2_geometry_and_loss(done):

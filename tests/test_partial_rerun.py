@@ -1,7 +1,7 @@
 """Partial reruns: editing one config key plans only the jobs that use it, then the report.
 
 One run of the whole test config (shared with the other end-to-end modules through
-``_pipeline.completed_run``); then, for one key of each stage, a dry run with that key edited must plan
+the ``completed_run`` fixture); then, for one key of each stage, a dry run with that key edited must plan
 exactly the stage's affected rules plus the report, and the jobs planned because their params changed
 must be exactly those of the rules whose params hold that key. Dry runs write nothing, so the shared folder
 stays complete.
@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from _pipeline import BASE_CONFIGS, completed_run, dry_run, merged_config, overlay, planned_jobs, run
+from _pipeline import BASE_CONFIGS, dry_run, merged_config, overlay, planned_jobs, run
+
+pytestmark = pytest.mark.workflow
 
 from depthwidth.config import validate_config
 
@@ -145,8 +147,8 @@ EDITS = _edits()
 
 
 @pytest.fixture(scope="module")
-def done(tmp_path_factory):
-    return completed_run(tmp_path_factory.getbasetemp())
+def done(completed_run):
+    return completed_run
 
 
 def params_changed_outputs(text: str) -> set[str]:

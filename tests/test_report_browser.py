@@ -10,8 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from _pipeline import completed_run  # noqa: E402
-from conftest import needs_shared_data  # noqa: E402
+from _helpers import needs_shared_data  # noqa: E402
 from depthwidth.browser import check_report, chromium_binary  # noqa: E402
 
 needs_chromium = pytest.mark.skipif(
@@ -51,9 +50,9 @@ def test_checker_catches_blank_and_broken_images_and_errors(tmp_path):
 
 @needs_chromium
 @needs_shared_data
-def test_full_test_report_renders(tmp_path_factory, tmp_path):
+def test_full_test_report_renders(completed_run, tmp_path):
     # The whole test config, run once per session and shared with the other whole-workflow tests.
-    results = completed_run(tmp_path_factory.getbasetemp()) / "results"
+    results = completed_run / "results"
     report = results / "report.html"
     shot = tmp_path / "report_top.png"  # what rule report_screenshot makes
     r = check_report(report, screenshot=shot)

@@ -110,6 +110,7 @@ def test_inputs_name_sections_figures_manifests_and_upstream_benchmarks():
     assert pipeline.params(CONFIG, {"chinchilla": True})["title"] == "A <test> report"
 
 
+@pytest.mark.workflow
 def test_report_rule_declares_the_benchmark_of_every_upstream_job(tmp_path):
     """In the real workflow (test config): one benchmark input per job the report waits for, except the
     download jobs, which have no benchmark."""

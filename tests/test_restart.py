@@ -10,6 +10,7 @@ weights equal those of an uninterrupted training of the same cell.
 
 from __future__ import annotations
 
+import pytest
 import os
 import re
 import signal
@@ -23,6 +24,8 @@ from _pipeline import BASE_CONFIGS, env, merged_config, mtimes, overlay, planned
 from safetensors.numpy import load_file
 
 from depthwidth.config import validate_config
+
+pytestmark = pytest.mark.workflow
 
 CELL = "results/superposition/cells/power-a1.5/n256/gamma1/m{m}/seed0"
 WIDTHS = (8, 16)

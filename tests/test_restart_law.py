@@ -14,10 +14,13 @@ import subprocess
 import time
 
 import numpy as np
+import pytest
 import torch
 from _pipeline import BASE_CONFIGS, env, overlay, planned_jobs, run, snakemake_cmd
 from safetensors.numpy import load_file
 from test_restart import CELL, OVERLAY, TARGET, WIDTHS, _group_alive, _reference
+
+pytestmark = pytest.mark.workflow
 
 LAW = {"superposition": {**OVERLAY["superposition"], "job_grouping": "law"}}
 CHECKPOINT = "results/superposition/jobs/power-a1.5/n256/seed0/checkpoint.pt"

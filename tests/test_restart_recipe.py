@@ -9,15 +9,19 @@ orphan now) finishes and writes its outputs, and nobody records them. The lock a
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
-from _pipeline import BASE_CONFIGS, REPO, env, overlay, run, snakemake_cmd
+from _helpers import REPO
+from _pipeline import BASE_CONFIGS, env, overlay, planned_jobs, run, snakemake_cmd
 from safetensors.numpy import load_file
 
 CELL = "results/superposition/cells/power-a1.5/n64/gamma-1/m4/seed0"
@@ -65,6 +69,7 @@ def _kill_snakemake_leave_job(wd: Path, configs: list[Path], timeout: float = 12
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.workflow
 def test_readme_recipe_after_kill_between_output_and_record(tmp_path):
     cfg = overlay(tmp_path, "slow", SLOW)
     configs = [*BASE_CONFIGS, cfg]
@@ -107,13 +112,21 @@ def test_workflow_profile_sets_only_rerun_incomplete():
     rerun-incomplete it only slows the scheduler's idle timer, with a job-start limit that never binds."""
     default = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())
     assert default == {"rerun-incomplete": True, "max-jobs-per-timespan": "1000/10s"}
-    for name in ("slurm",):
-        prof = yaml.safe_load((REPO / "profiles" / name / "config.yaml").read_text())
-        assert prof.get("rerun-incomplete", True) is True
+    slurm = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    # the SLURM profile sets rerun-incomplete itself, to the same value (a missing key fails here)
+    assert slurm.get("rerun-incomplete") is True, "profiles/slurm must set rerun-incomplete: true"
+    # and it leaves the job-rate limit to the workflow profile
+    assert "max-jobs-per-timespan" not in slurm
 
 
+@pytest.mark.workflow
+@pytest.mark.skipif(
+    importlib.util.find_spec("snakemake_executor_plugin_slurm") is None,
+    reason="snakemake-executor-plugin-slurm is not installed (pip install '.[slurm]')",
+)
 def test_slurm_profile_with_workflow_profile_still_parses(tmp_path):
-    """`--profile profiles/slurm` plus the workflow profile: a dry run plans as before."""
+    """`--profile profiles/slurm` plus the workflow profile: a dry run plans the same jobs as without a
+    profile, with the SLURM profile's resources."""
     p = subprocess.run(
         snakemake_cmd(
             tmp_path,
@@ -130,5 +143,12 @@ def test_slurm_profile_with_workflow_profile_still_parses(tmp_path):
         cwd=REPO,
     )
     text = p.stdout + p.stderr
-    assert "workflow specific profile" in text, text[-2000:]
-    assert p.returncode == 0 or "slurm" in text.lower(), text[-3000:]
+    assert p.returncode == 0, text[-3000:]
+    assert re.search(
+        r"Using profiles \S*profiles/slurm and workflow specific profile \S*profiles/default", text
+    ), text[:2000]
+    # the two downloads and the points: the same plan as without a profile
+    assert planned_jobs(text) == {"fetch_file": 2, "chinchilla_points": 1}, text[-3000:]
+    # the SLURM profile's own resources reach the job (set-resources: chinchilla_points runtime 10)
+    points = text[text.index("rule chinchilla_points:") :]
+    assert re.search(r"resources: .*runtime=10\b", points.split("\n\n")[0]), points[:1500]

@@ -597,7 +597,7 @@ def _chinchilla_raw(root: Path) -> tuple[Path, Path]:
     """The pinned Chinchilla inputs copied into ``root``/data/raw/chinchilla, as rule fetch_file leaves them."""
     import shutil
 
-    from conftest import SHARED_DATA, have_shared_data
+    from _helpers import SHARED_DATA, have_shared_data
 
     if not have_shared_data():
         pytest.skip(f"no data mirror at {SHARED_DATA}")
@@ -772,7 +772,7 @@ def test_tampered_openlm_file_stops_its_sweep(tmp_path):
     """The OpenLM sweep files are pinned too: one edited after download stops the loader by name."""
     import shutil
 
-    from conftest import SHARED_DATA, have_shared_data
+    from _helpers import SHARED_DATA, have_shared_data
 
     from depthwidth.chinchilla.sweeps import load_openlm_grid
 

@@ -102,6 +102,7 @@ def test_gradients_equal_autograd(path):
         assert ((gb.double() - bd.grad).norm() / bd.grad.norm()).item() < 1e-5
 
 
+@pytest.mark.workflow  # full size: seconds of CPU, outside the quick loop
 def test_trainer_matches_reference_loop():
     """Same settings, 400 steps: our final loss agrees with the paper's plain loop within noise
     (different random draws, so only statistically), for both decay signs."""
@@ -236,6 +237,7 @@ def test_power_law_fit_recovers_exponent():
     assert math.isnan(fit_power_law([8, 16], [1.0, 0.5])["stderr"])
 
 
+@pytest.mark.workflow  # full size: seconds of CPU, outside the quick loop
 def test_small_grid_shows_both_regimes():
     """n = 300, p_i ∝ i^-1.5, widths 6–48, 2000 steps: γ = -1 (strong) gives α_m ≈ 1 and γ = +0.3 (weak,
     about 0.7·m features kept) gives α_m ≈ α - 1 = 0.5. Measured: 0.965 and 0.454."""
@@ -256,7 +258,7 @@ def test_small_grid_shows_both_regimes():
 def _paper_config(*overlays: str) -> dict:
     import yaml
 
-    from conftest import REPO
+    from _helpers import REPO
     from depthwidth.config import deep_merge, validate_config
 
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())

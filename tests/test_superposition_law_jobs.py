@@ -4,9 +4,12 @@ of one job per cell, and switching the setting either way retrains nothing (same
 
 from __future__ import annotations
 
+import pytest
 import numpy as np
 from _pipeline import BASE_CONFIGS, overlay, planned_jobs, run
 from safetensors.numpy import load_file
+
+pytestmark = pytest.mark.workflow
 
 GRID = {
     "n_features": 128,

@@ -22,7 +22,7 @@ import pytest
 import torch
 import yaml
 from _pipeline import run
-from conftest import REPO, SHARED_DATA
+from _helpers import REPO, SHARED_DATA
 
 from depthwidth.download.fineweb import read_corpus
 from depthwidth.hidden_states.extract import load_token_metrics
@@ -132,6 +132,7 @@ def test_every_family_loads_from_the_hub_cache(hub, tmp_path, monkeypatch):
     assert not (tmp_path / "absent" / "manifest.json").exists()
 
 
+@pytest.mark.workflow
 def test_hub_model_through_both_stages_with_snakemake(hub, tmp_path):
     """model_fetch, fineweb_shards, hidden_states_extract, lm_head_corpus/geometry/loss on a ``source: hub``
     model, offline, in a fresh working folder (the statistics and sections only read these outputs)."""

@@ -16,8 +16,8 @@ from depthwidth.download.fineweb import (
     shard_names,
 )
 
+from _helpers import SHARED_DATA
 from depthwidth.integrity import IntegrityError, write_table
-from conftest import SHARED_DATA
 
 MIRROR = SHARED_DATA / "fineweb" / "fineweb_subset.json"
 needs_mirror = pytest.mark.skipif(not MIRROR.is_file(), reason=f"no FineWeb mirror at {MIRROR}")

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from _pipeline import BASE_CONFIGS, merge, merged_config, overlay, run
 
-from conftest import REPO
+from _helpers import REPO
 from depthwidth.config import ConfigError, deep_merge, validate_config
 from depthwidth.plan import check_job_count, check_outputs_inside, check_plan, job_counts
 
@@ -191,6 +191,7 @@ def test_job_counts_cover_every_stage():
     assert stages == {"models", "superposition", "depth_toy", "hidden_states", "lm_head"}
 
 
+@pytest.mark.workflow
 def test_snakemake_stops_on_a_huge_grid_before_planning(tmp_path):
     """The whole path: Snakemake parses, validates, counts and stops in seconds with the keys named."""
     cfg = overlay(
@@ -215,6 +216,7 @@ def test_snakemake_stops_on_a_huge_grid_before_planning(tmp_path):
     assert not (wd / "results").exists()
 
 
+@pytest.mark.workflow
 def test_snakemake_rejects_an_escaping_model_name(tmp_path):
     cfg = overlay(
         tmp_path,

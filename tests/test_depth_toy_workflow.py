@@ -7,7 +7,9 @@ import os
 import pandas as pd
 import pytest
 import yaml
-from conftest import planned_jobs, run_snakemake
+from _pipeline import planned_jobs, run_snakemake
+
+pytestmark = pytest.mark.workflow
 
 TARGET = "results/depth_toy/section.html"
 

@@ -6,14 +6,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from _pipeline import completed_run
-from conftest import needs_shared_data, planned_jobs, run_snakemake
+from _helpers import needs_shared_data
+from _pipeline import planned_jobs, run_snakemake
+
+pytestmark = pytest.mark.workflow
 
 
 @needs_shared_data
-def test_chinchilla_end_to_end_and_partial_rerun(tmp_path_factory, tmp_path):
-    # The whole test config, run once per session (tests/_pipeline.py); this test only reads it.
-    wd = completed_run(tmp_path_factory.getbasetemp())
+def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
+    # The whole test config, run once per session (the completed_run fixture); this test only reads it.
+    wd = completed_run
     fit = json.loads((wd / "results/chinchilla/fit.json").read_text())
     assert fit["converged"] and fit["n_points"] == 203
     a_l = fit["params"]["alpha_l"]

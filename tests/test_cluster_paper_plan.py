@@ -115,6 +115,7 @@ def test_the_command_is_the_documented_one():
     assert COMMAND in documented_commands() and COMMAND in PLANNED_ELSEWHERE
 
 
+@pytest.mark.workflow
 def test_paper_config_plans_the_jobs_it_implies(dry_run):
     planned = planned_jobs(dry_run)
     want = expected_jobs(_paper_config())
@@ -128,6 +129,7 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     assert sum(planned.values()) == 1890
 
 
+@pytest.mark.workflow
 def test_gpu_stages_ask_for_a_gpu_and_every_rule_for_memory_and_time(dry_run):
     jobs = _jobs(dry_run)
     assert len(jobs) == sum(planned_jobs(dry_run).values())

@@ -1,11 +1,14 @@
 """End to end: the superposition stage through Snakemake with config/test.yaml in a temp folder,
 then the grid grows (only the new cells train) and an analysis key changes (nothing retrains)."""
 
+import pytest
 import json
 
 import pandas as pd
 import yaml
-from conftest import planned_jobs, run_snakemake
+from _pipeline import planned_jobs, run_snakemake
+
+pytestmark = pytest.mark.workflow
 
 TARGET = "results/superposition/section.html"
 

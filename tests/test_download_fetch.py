@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import SHARED_DATA, needs_shared_data
+from _helpers import SHARED_DATA, needs_shared_data
 from depthwidth.download.fetch import FetchError, fetch, load_manifest, nanogpt_table_a9, sha256_file
 
 MANIFEST = {

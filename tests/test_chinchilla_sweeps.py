@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import SHARED_DATA, run_snakemake
+from _helpers import SHARED_DATA
+from _pipeline import run_snakemake
 from depthwidth.chinchilla import identify, law, lawfit, sweeps
 
 OPENLM = SHARED_DATA / "openlm_scaling"
@@ -308,6 +309,7 @@ def _user_sweep_config(tmp_path, entry: dict):
     return ("config/test.yaml", str(cfg))
 
 
+@pytest.mark.workflow
 def test_user_sweep_fitted_by_adding_a_sweeps_entry(tmp_path):
     """A user's CSV, added as a ``chinchilla.sweeps`` entry, runs through chinchilla_sweep_points and
     chinchilla_sweep_identify; the known exponents come back within their errors."""
@@ -340,6 +342,7 @@ def test_user_sweep_fitted_by_adding_a_sweeps_entry(tmp_path):
     assert set(prof["param"]) == {"alpha_l"} and len(prof) >= 6
 
 
+@pytest.mark.workflow
 def test_bad_user_sweep_fails_before_fitting(tmp_path):
     synthetic().drop(columns=["blocks"]).to_csv(tmp_path / "my_runs.csv", index=False)
     entry = {

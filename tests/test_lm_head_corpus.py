@@ -66,6 +66,7 @@ def test_zero_tokens_scored_is_an_error_not_a_loss_of_zero():
     assert require_tokens(per_text, "blank", "tiny", "x") == 5
 
 
+@pytest.mark.workflow
 def test_workflow_stops_on_a_blank_corpus_naming_it(tmp_path):
     """Rule lm_head_corpus on a corpus of whitespace: the job fails naming the corpus, writes no output."""
     f = _jsonl(tmp_path / "blank.jsonl", ["   ", "\n", None])
