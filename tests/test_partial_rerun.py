@@ -14,9 +14,9 @@ import re
 import pytest
 from _pipeline import BASE_CONFIGS, dry_run, merged_config, overlay, planned_jobs, run
 
-pytestmark = pytest.mark.workflow
-
 from depthwidth.config import validate_config
+
+pytestmark = pytest.mark.workflow
 
 # the report and the default target follow every change
 REPORT = {"report": 1, "all": 1}
