@@ -347,7 +347,8 @@ def test_paper_stderrs_in_float32_follow_the_papers_dtypes():
     they differ from the float64 errors (the normal matrix is ill-conditioned); an unknown precision is
     refused."""
     d = _synthetic(n=120, seed=6)
-    v = fit.values(fit.fit_law(d, n_starts=2))
+    res = fit.fit_law(d, n_starts=2)
+    v = fit.MAIN.values(res, d)
     f32, f64, ref = fit.paper_stderrs(d, v, "float32"), fit.paper_stderrs(d, v), _paper_dtype_stderrs(d, v)
     for k in law.PARAMS:
         assert f32[k] == pytest.approx(ref[k], rel=1e-6), k
@@ -361,7 +362,8 @@ def test_paper_stderr_in_float32_at_the_papers_cut():
     """On the 203 points of k = 40 the paper's formula in float32 gives ± 0.250 for α_ℓ (0.270 in float64):
     float32 inverts JᵀJ, whose condition number is 9·10⁷, to a few per cent."""
     d = law.select_points(_paper_points(), 40, 1.0, 100.0, 1e-6)
-    v = fit.values(fit.fit_law(d, n_starts=3, seed=0))
+    res = fit.fit_law(d, n_starts=3, seed=0)
+    v = fit.MAIN.values(res, d)
     assert fit.paper_stderrs(d, v, "float32")["alpha_l"] == pytest.approx(0.250, abs=1e-3)
     assert fit.paper_stderrs(d, v, "float32")["alpha_l"] == pytest.approx(
         _paper_dtype_stderrs(d, v)["alpha_l"], rel=1e-6

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from depthwidth.integrity import write_table
 from depthwidth.lm_head.corpus import join_texts
 from depthwidth.lm_head.geometry import (
     geometry,
@@ -388,7 +389,8 @@ def test_bf16_loss_loads_the_model_as_the_paper(tmp_path):
     fetch_model(
         model_spec("t", {"source": "local", "path": str(tmp_path / "w"), "family": "llama"}), tmp_path / "m"
     )
-    pd.DataFrame({"text": texts}).to_parquet(tmp_path / "corpus.parquet")
+    # sealed, as lm_head_corpus writes it
+    write_table(pd.DataFrame({"text": texts}), tmp_path / "corpus.parquet")
     summary = lm_head_loss(tmp_path / "m", tmp_path / "corpus.parquet", "c", max_tokens=256, dtype="bfloat16",
                            checkpoint_every=10, texts_path=tmp_path / "t.csv", summary_path=tmp_path / "s.json")  # fmt: skip
     assert summary["dtype"] == "bfloat16"

@@ -30,8 +30,8 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
     """(name, config change, rule -> planned job count, files whose params changed) for one key per stage.
 
     Values are derived from the test config so that each edit really changes the value."""
-    cfg = _test_config()
-    full = validate_config(_test_config())  # with the schema's defaults
+    # the config as the run sees it: the schemas' defaults filled in
+    cfg = full = validate_config(_test_config())
     hs_models = cfg["hidden_states"]["models"]
     lm_models = cfg["lm_head"]["models"]
     n_lm_corpora = len(cfg["lm_head"]["loss"]["corpora"])
