@@ -72,6 +72,31 @@ rule chinchilla_drop_scan:
         "../scripts/chinchilla_drop_scan.py"
 
 
+# The decomposed law with the Huber loss (chinchilla.huber over chinchilla.fit): the fit on all points
+# and at each k of the scan.
+rule chinchilla_huber:
+    input:
+        points="results/chinchilla/points.csv",
+    output:
+        fit="results/chinchilla/fit_huber.json",
+        bootstrap="results/chinchilla/bootstrap_huber.csv",
+        scan="results/chinchilla/drop_scan_huber.csv",
+    log:
+        "logs/chinchilla/huber.log",
+    benchmark:
+        "benchmarks/chinchilla/huber.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        fit=chinchilla_pipeline.huber_params(config),
+    script:
+        "../scripts/chinchilla_huber.py"
+
+
 # Sweeps (chinchilla.sweeps): each named table of runs, loaded and checked, then the law fitted with its
 # identifiability (profile likelihood, correlations, tokens tied to size). The chinchilla sweep repeats
 # the main fit's points; fit.json above stays the stage's main fit.

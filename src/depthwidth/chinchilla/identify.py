@@ -65,10 +65,18 @@ def to_data(df: pd.DataFrame, units: dict | None = None) -> FitData:
     )
 
 
-def sweep_fit(group_offsets: bool = False, fixed: dict | None = None) -> LawFit:
+def sweep_fit(
+    group_offsets: bool = False, fixed: dict | None = None, least_squares: dict | None = None
+) -> LawFit:
     """How a sweep is fitted: the fitting core's decomposed law, one offset per group or one, ``fixed``
-    held, random starts in the sweep's own units (``lawfit.unit_starts``)."""
-    return LawFit(group_offsets=group_offsets, fixed=dict(fixed or {}), starts=lawfit.unit_starts)
+    held, random starts in the sweep's own units (``lawfit.unit_starts``), the objective of
+    ``least_squares`` (``lawfit.loss_options``; none: the sum of squares)."""
+    return LawFit(
+        group_offsets=group_offsets,
+        fixed=dict(fixed or {}),
+        starts=lawfit.unit_starts,
+        least_squares=dict(least_squares or {}),
+    )
 
 
 def fit(
@@ -142,7 +150,7 @@ def profile(
     """``param`` fixed at each grid value, the rest refitted (``how.fixed`` stays fixed): one row per value
     with ``value``, ``ssr`` and the refitted exponents. Each refit starts from its neighbour's solution
     (continuation, both directions from the point nearest ``best``), from ``best`` and from ``n_starts``
-    random starts."""
+    random starts. ``objective`` is what ``how`` minimises (``ssr`` itself for the sum of squares)."""
     grid = np.sort(np.asarray(grid, float))
     if best is None:
         best = how.values(lawfit.fit(d, how, seed=seed), d)
@@ -154,8 +162,13 @@ def profile(
             at = how.holding(**{param: grid[i]})
             res = lawfit.fit(d, at, n_starts=n_starts, seed=seed + 7 * i, inits=[prev, best])
             v = at.values(res, d)
-            if i not in out or res.chisqr < out[i]["ssr"]:
-                out[i] = {"value": float(grid[i]), "ssr": float(res.chisqr), **{a: v[a] for a in EXPONENTS}}
+            if i not in out or res.objective < out[i]["objective"]:
+                out[i] = {
+                    "value": float(grid[i]),
+                    "ssr": float(res.chisqr),
+                    **{a: v[a] for a in EXPONENTS},
+                    "objective": float(res.objective),
+                }
             prev = v
     return pd.DataFrame([out[i] for i in sorted(out)])
 
@@ -170,13 +183,17 @@ def refine_grid(grid, best: float, stderr: float | None, n_fine: int = 17, width
     return g[(g >= ALPHA_BOUNDS[0]) & (g <= ALPHA_BOUNDS[1])]
 
 
-def profile_interval(prof: pd.DataFrame, ssr_min: float, n: int, p: int, level: float) -> dict:
-    """Where Δχ² = (SSR − SSR_min)/s² ≤ ``level`` (s² = SSR_min/(n − p)), by linear interpolation between
-    grid values. An end that the grid does not close (Δχ² never reaches ``level`` on that side) is None.
-    Returns {"level", "lo", "hi", "closed_lo", "closed_hi"}."""
+def profile_interval(
+    prof: pd.DataFrame, ssr_min: float, n: int, p: int, level: float, column: str = "ssr", factor: float = 1.0
+) -> dict:
+    """Where Δχ² = factor·(SSR − SSR_min)/s² ≤ ``level`` (s² = SSR_min/(n − p)), by linear interpolation
+    between grid values. An end that the grid does not close (Δχ² never reaches ``level`` on that side) is
+    None. ``column``: the profile's objective (``ssr``; ``objective`` with ``factor`` 2 for the Huber loss,
+    the Laplace likelihood ratio where |r| > δ for most rows). Returns {"level", "lo", "hi", "closed_lo",
+    "closed_hi"}."""
     s2 = ssr_min / max(n - p, 1)
     x = prof["value"].to_numpy(float)
-    chi = (prof["ssr"].to_numpy(float) - ssr_min) / s2
+    chi = factor * (prof[column].to_numpy(float) - ssr_min) / s2
     i0 = int(np.argmin(chi))
     lo = hi = None
     for i in range(i0, 0, -1):
@@ -240,6 +257,8 @@ def identify(
     profile_grids: dict | None = None,
     heldout_splits: int = 0,
     heldout_fraction: float = 0.2,
+    loss: str = "squared",
+    huber_delta: float = 1e-3,
 ) -> dict:
     """Everything about whether ``df`` identifies the law, JSON-ready: the fit (values, lmfit stderr,
     SSR, n, p, s²), exponent correlations (covariance, bootstrap), profiles and their Δχ² = 1 / 3.84
@@ -248,7 +267,7 @@ def identify(
     dependence on depth per run (``depth_partial``) and, with ``heldout_splits`` > 0, the held-out check
     of the fitting core (``lawfit.held_out``, as for the main fit; ``heldout``)."""
     fixed = dict(fixed or {})
-    d, how = to_data(df, units), sweep_fit(group_offsets, fixed)
+    d, how = to_data(df, units), sweep_fit(group_offsets, fixed, lawfit.loss_options(loss, huber_delta))
     res = lawfit.fit(d, how, n_starts=n_starts, seed=seed)
     best = how.values(res, d)
     n, p = len(d), int(res.nvarys)
@@ -259,6 +278,11 @@ def identify(
         "ssr": ssr,
         "s2": ssr / max(n - p, 1),
         "rmse_log": float(np.sqrt(ssr / n)),
+        **(
+            {"loss": loss, "huber_delta": huber_delta, "objective_huber": float(res.objective)}
+            if how.least_squares
+            else {}
+        ),
         "converged": bool(res.success),
         "group_offsets": group_offsets,
         "groups": d.groups,
@@ -292,11 +316,13 @@ def identify(
             continue
         grid = refine_grid(grid, best[param], out["params"][param]["stderr"])
         prof = profile(d, how, param, grid, best=best, seed=seed)
-        ssr_min = min(ssr, float(prof["ssr"].min()))
+        obj_min = min(float(res.objective), float(prof["objective"].min()))
+        factor = 2.0 if how.least_squares else 1.0
         out["profiles"][param] = {
             "rows": prof.to_dict(orient="records"),
             "intervals": {
-                lab: profile_interval(prof, ssr_min, n, p, lev) for lab, lev in CHI2_LEVELS.items()
+                lab: profile_interval(prof, obj_min, n, p, lev, "objective", factor)
+                for lab, lev in CHI2_LEVELS.items()
             },
         }
     out["identified"] = identified(out)
@@ -408,10 +434,12 @@ def chinchilla_sweep_identify(runs_csv, cfg: dict, json_out, profile_out) -> dic
         profile_grids={a: grid for a in cfg["profile"]},
         heldout_splits=cfg["heldout_splits"],
         heldout_fraction=cfg["heldout_fraction"],
+        loss=cfg["loss"],
+        huber_delta=cfg["huber_delta"],
     )
     out = {"sweep": cfg["name"], "n_exponents": cfg["n_exponents"], **out}
     rows = [dict(param=a, **r) for a, prof in out["profiles"].items() for r in prof["rows"]]
-    cols = ["param", "value", "ssr", *EXPONENTS]
+    cols = ["param", "value", "ssr", *EXPONENTS, "objective"]
     write_table(pd.DataFrame(rows, columns=cols), profile_out)
     write_json(json_out, out)  # sealed: rule chinchilla_section checks it
     log.info("sweep %s: %s", cfg["name"], {a: round(out["params"][a]["value"], 4) for a in EXPONENTS})

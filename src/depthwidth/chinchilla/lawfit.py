@@ -33,6 +33,39 @@ from depthwidth.logs import Progress
 LOG_C_BOUNDS = (-20.0, 30.0)
 # Residual of a row whose prediction is not positive and finite (a trial step can leave the domain).
 NON_FINITE_RESIDUAL = 1e3
+# The objectives a fit can minimise over the log residuals r (config key ``loss``): ``squared`` Σ r²,
+# ``huber`` Σ Huber_δ(r) (½r² for |r| ≤ δ, δ(|r| − δ/2) beyond: Hoffmann et al.'s and Besiroglu et al.'s).
+LOSSES = ("squared", "huber")
+
+
+def loss_options(loss: str, huber_delta: float = 1e-3) -> dict:
+    """The ``LawFit.least_squares`` options of a configured loss: none for ``squared``; for ``huber``,
+    scipy's ``loss="huber"`` with ``f_scale`` = δ, whose cost ½·δ²·ρ(r²/δ²) is exactly Σ Huber_δ(r)
+    (scipy applies the loss to the residual vector, so the residual and its Jacobian stay the same)."""
+    if loss == "squared":
+        return {}
+    if loss == "huber":
+        if not huber_delta > 0:
+            raise ValueError(f"huber_delta must be positive (got {huber_delta})")
+        return {"loss": "huber", "f_scale": float(huber_delta)}
+    raise ValueError(f"unknown loss '{loss}': use one of {list(LOSSES)}")
+
+
+def huber(r: np.ndarray, delta: float) -> np.ndarray:
+    """Huber_δ(r) per element: ½r² for |r| ≤ δ, δ(|r| − δ/2) beyond."""
+    a = np.abs(r)
+    return np.where(a <= delta, 0.5 * r**2, delta * (a - 0.5 * delta))
+
+
+def objective(r: np.ndarray, least_squares: dict) -> float:
+    """The objective a fit with these ``least_squares`` options minimises at the residuals ``r``: Σ r² for
+    the plain sum of squares, Σ Huber_δ(r) for ``loss="huber"`` (δ = ``f_scale``)."""
+    loss = least_squares.get("loss", "linear")
+    if loss == "linear":
+        return float(np.sum(r**2))
+    if loss == "huber":
+        return float(np.sum(huber(r, least_squares.get("f_scale", 1.0))))
+    raise ValueError(f"no objective for least_squares loss '{loss}' (have linear, huber)")
 
 
 # ---------------------------------------------------------------- starts
@@ -197,7 +230,8 @@ def log_residual_jacobian(
 
 # ---------------------------------------------------------------- fitting
 def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000, jac=None, **least_squares_kws):
-    """The lowest-χ² lmfit least-squares fit of ``residual`` over the ``param_sets`` (an iterable of
+    """The lowest-objective (χ², or Σ Huber_δ with ``loss="huber"``: ``objective``, set on the result as
+    ``objective``) lmfit least-squares fit of ``residual`` over the ``param_sets`` (an iterable of
     ``lmfit.Parameters``); a start that fails or ends non-finite is skipped. RuntimeError if every one does.
     ``jac``: the analytic Jacobian, called as ``jac(params, *args)`` (columns in the order of the varying
     parameters, see :func:`log_residual_jacobian`); None: lmfit's two-point differences.
@@ -220,7 +254,11 @@ def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000, jac
             )
         except (ValueError, FloatingPointError):
             continue
-        if np.isfinite(res.chisqr) and (best is None or res.chisqr < best.chisqr - 1e-14):
+        # χ² as lmfit sums it for the plain sum of squares (the comparison of every default fit)
+        res.objective = (
+            float(res.chisqr) if not least_squares_kws else objective(res.residual, least_squares_kws)
+        )
+        if np.isfinite(res.objective) and (best is None or res.objective < best.objective - 1e-14):
             best = res
     if best is None:
         raise RuntimeError("every start of the law's fit failed")
@@ -237,7 +275,8 @@ def fit(
 ) -> lmfit.minimizer.MinimizerResult:
     """Best fit over the ``inits`` (model names) and ``how.starts``' ``n_starts`` starts (seeded). The
     result has ``success`` (converged), ``message``, ``params`` (with stderr from the covariance),
-    ``covar``, ``residual`` and ``chisqr`` (sum of squared log residuals); read values and errors with
+    ``covar``, ``residual``, ``chisqr`` (sum of squared log residuals) and ``objective`` (what ``how``
+    minimises: χ², or Σ Huber_δ); read values and errors with
     ``how.values(res, d)`` and ``how.stderrs(res, d)``."""
     rng = np.random.default_rng(seed)
     starts = (how.params(d, init) for init in list(inits or []) + how.starts(d, n_starts, rng))

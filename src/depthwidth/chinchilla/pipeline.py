@@ -4,13 +4,39 @@ from __future__ import annotations
 
 # Keys of chinchilla.fit the dropped-points scan uses: editing another fit key (bootstrap, held-out,
 # variants) does not rerun the scan.
-SCAN_FIT_KEYS = ("width_scale", "depth_scale", "tokens_scale", "n_starts", "seed", "adam_steps")
+SCAN_FIT_KEYS = (
+    "width_scale",
+    "depth_scale",
+    "tokens_scale",
+    "n_starts",
+    "seed",
+    "adam_steps",
+    "loss",
+    "huber_delta",
+)
 
 
 def fit_params(config: dict) -> dict:
     """The fit subtree, with every key spelt out so that editing one reruns only the fit."""
     # Sorted: Snakemake compares params in order, and key order depends on how config files were merged.
     return dict(sorted(config["chinchilla"]["fit"].items()))
+
+
+def huber_params(config: dict) -> dict:
+    """The Huber fit's settings: the fit subtree with ``chinchilla.huber`` over it, loss huber, no
+    variants, and the scan's k list."""
+    c = config["chinchilla"]
+    return dict(
+        sorted(
+            {
+                **c["fit"],
+                **c["huber"],
+                "loss": "huber",
+                "variants": [],
+                "drop_highest": c["drop_scan"]["drop_highest"],
+            }.items()
+        )
+    )
 
 
 def shape_params(config: dict) -> dict:
