@@ -97,6 +97,29 @@ rule chinchilla_huber:
         "../scripts/chinchilla_huber.py"
 
 
+# The Chinchilla law L = E + A/N^alpha + B/D^beta: Besiroglu et al.'s replication procedure and the
+# fitting core's fits of the same law to the Chinchilla points.
+rule chinchilla_law:
+    input:
+        points="results/chinchilla/points.csv",
+    output:
+        law="results/chinchilla/chinchilla_law.json",
+    log:
+        "logs/chinchilla/chinchilla_law.log",
+    benchmark:
+        "benchmarks/chinchilla/chinchilla_law.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        cfg=chinchilla_pipeline.chinchilla_law_params(config),
+    script:
+        "../scripts/chinchilla_law.py"
+
+
 # Sweeps (chinchilla.sweeps): each named table of runs, loaded and checked, then the law fitted with its
 # identifiability (profile likelihood, correlations, tokens tied to size). The chinchilla sweep repeats
 # the main fit's points; fit.json above stays the stage's main fit.

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla import lawfit
+from depthwidth.chinchilla.compare import compare_laws
 from depthwidth.chinchilla.law import ALPHA_BOUNDS, FitData
 from depthwidth.chinchilla.lawfit import LawFit
 from depthwidth.chinchilla.shape import shape_exponents
@@ -48,6 +49,8 @@ def to_data(df: pd.DataFrame, units: dict | None = None) -> FitData:
     for col in ("width", "depth", "tokens"):
         if col not in units:
             units[col] = float(np.exp(np.log(df[col].to_numpy(float)).mean()))
+    N = size(df)
+    units.setdefault("params", float(np.exp(np.log(N).mean())))
     groups = sorted(df["group"].astype(str).unique()) if "group" in df.columns else ["all"]
     g = (
         pd.Categorical(df["group"].astype(str), categories=groups).codes
@@ -62,7 +65,16 @@ def to_data(df: pd.DataFrame, units: dict | None = None) -> FitData:
         np.asarray(g, int),
         groups,
         units,
+        N / units["params"],
     )
+
+
+def size(df: pd.DataFrame) -> np.ndarray:
+    """Parameter count of each run: ``params`` where every row has it, else 12·depth·width²
+    (non-embedding)."""
+    if "params" in df.columns and df["params"].notna().all():
+        return df["params"].to_numpy(float)
+    return 12.0 * df["depth"].to_numpy(float) * df["width"].to_numpy(float) ** 2
 
 
 def sweep_fit(
@@ -220,11 +232,7 @@ def tokens_vs_size(df: pd.DataFrame, threshold: float = TIED_THRESHOLD) -> dict:
     (1 when tokens are a function of shape), the number of distinct token counts per shape, and
     ``tied`` = |corr| > threshold."""
     has_params = "params" in df.columns and df["params"].notna().all()
-    N = (
-        df["params"].to_numpy(float)
-        if has_params
-        else 12.0 * df["depth"].to_numpy(float) * df["width"].to_numpy(float) ** 2
-    )
+    N = size(df)
     logD = np.log(df["tokens"].to_numpy(float))
     r = float(np.corrcoef(logD, np.log(N))[0, 1]) if np.std(logD) > 0 else float("nan")
     X = np.column_stack(
@@ -295,6 +303,7 @@ def identify(
     }
     if heldout_splits > 0:
         out["heldout"] = lawfit.held_out(d, how, best, heldout_splits, heldout_fraction, seed=seed)
+    boot = pd.DataFrame()
     if n_bootstrap > 0 and not fixed:
         boot = lawfit.bootstrap(d, how, best, n_bootstrap, seed=seed, n_starts=1)
         out["corr_bootstrap"] = correlation_from_bootstrap(boot)
@@ -326,6 +335,18 @@ def identify(
             },
         }
     out["identified"] = identified(out)
+    out["laws"] = compare_laws(
+        d,
+        how,
+        res,
+        boot,
+        out.get("heldout"),
+        n_starts=n_starts,
+        seed=seed,
+        n_bootstrap=n_bootstrap,
+        heldout_splits=heldout_splits,
+        heldout_fraction=heldout_fraction,
+    )
     return out
 
 

@@ -23,7 +23,14 @@ import lmfit
 import numpy as np
 import pandas as pd
 
-from depthwidth.chinchilla.law import ALPHA_BOUNDS, DECOMPOSED, PAPER_INIT, FitData, PowerLaw
+from depthwidth.chinchilla.law import (
+    ALPHA_BOUNDS,
+    DECOMPOSED,
+    HOFFMANN_INIT,
+    PAPER_INIT,
+    FitData,
+    PowerLaw,
+)
 from depthwidth.logs import Progress
 
 # Bounds of each fitted log coefficient ln c. e^−20 ≈ 2e−9 of a loss near 2 nats is no term at all: the
@@ -100,6 +107,33 @@ def unit_starts(d: FitData, n: int, rng: np.random.Generator) -> list[dict]:
             }
         )
         s["L0"] = float(rng.uniform(0.1, 0.95) * lmin)
+        starts.append(s)
+    return starts
+
+
+def chinchilla_starts(d: FitData, n: int, rng: np.random.Generator) -> list[dict]:
+    """Starts of the Chinchilla law with N and D in parameters and tokens: Hoffmann et al.'s estimates,
+    then ``n`` − 1 random ones over Besiroglu et al.'s grid ranges (α, β 0.1 … 2, ln A, ln B 0 … 25,
+    E 0.1 … 0.95 of the lowest loss)."""
+    lmin = float(d.loss.min())
+    starts = [{**HOFFMANN_INIT, "E": min(HOFFMANN_INIT["E"], 0.95 * lmin)}]
+    for _ in range(max(n - 1, 0)):
+        s = {k: float(rng.uniform(0.1, 2.0)) for k in ("alpha", "beta")}
+        s.update({k: float(np.exp(rng.uniform(0.0, 25.0))) for k in ("A", "B")})
+        s["E"] = float(rng.uniform(0.1, 0.95) * lmin)
+        starts.append(s)
+    return starts
+
+
+def chinchilla_unit_starts(d: FitData, n: int, rng: np.random.Generator) -> list[dict]:
+    """Starts of the Chinchilla law in units where N and D are about 1 (a sweep's): coefficients a
+    fraction of the loss, offsets below its minimum."""
+    lmin = float(d.loss.min())
+    starts = [{"A": 0.3, "alpha": 0.3, "B": 0.3, "beta": 0.3, "E": 0.6 * lmin}]
+    for _ in range(max(n - 1, 0)):
+        s = {c: float(np.exp(rng.uniform(np.log(0.01), np.log(3.0)))) for c in ("A", "B")}
+        s.update({a: float(np.exp(rng.uniform(np.log(0.05), np.log(2.0)))) for a in ("alpha", "beta")})
+        s["E"] = float(rng.uniform(0.1, 0.95) * lmin)
         starts.append(s)
     return starts
 

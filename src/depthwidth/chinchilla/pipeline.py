@@ -39,6 +39,10 @@ def huber_params(config: dict) -> dict:
     )
 
 
+def chinchilla_law_params(config: dict) -> dict:
+    return dict(sorted(config["chinchilla"]["chinchilla_law"].items()))
+
+
 def shape_params(config: dict) -> dict:
     return dict(sorted(config["chinchilla"]["shape"].items()))
 
