@@ -172,12 +172,16 @@ rule chinchilla_section:
         fit="results/chinchilla/fit.json",
         bootstrap="results/chinchilla/bootstrap.csv",
         scan="results/chinchilla/drop_scan.csv",
+        fit_huber="results/chinchilla/fit_huber.json",
+        scan_huber="results/chinchilla/drop_scan_huber.csv",
+        law="results/chinchilla/chinchilla_law.json",
         sweeps=chinchilla_pipeline.sweep_targets(config),
     output:
         html="results/chinchilla/section.html",
         headline="results/chinchilla/headline.json",
         shape="results/chinchilla/optimal_shape.csv",
         sweeps="results/chinchilla/sweeps.csv",
+        robustness="results/chinchilla/robustness.csv",
         figures=directory("results/chinchilla/figures"),
     log:
         "logs/chinchilla/section.log",

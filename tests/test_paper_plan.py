@@ -57,6 +57,8 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "chinchilla_points": 1,
         "chinchilla_fit": 1,
         "chinchilla_drop_scan": 1,
+        "chinchilla_huber": 1,
+        "chinchilla_law": 1,
         "chinchilla_sweep_points": n_sweeps,
         "chinchilla_sweep_identify": n_sweeps,
         "chinchilla_section": 1,

@@ -227,8 +227,12 @@ class LawFit:
 
     def stderrs(self, res, d: FitData) -> dict[str, float | None]:
         """lmfit's standard errors from the covariance; None where it could not be estimated or the
-        parameter is fixed. A coefficient's error is that of c (propagated from log c by lmfit)."""
+        parameter is fixed. A coefficient's error is that of c (propagated from log c by lmfit). With the
+        Huber loss, Huber's M-estimator covariance instead (``huber_stderrs``): lmfit's scales the
+        loss-weighted Jacobian by Σ r²/(n − p), which the outliers the loss discounts dominate."""
         names = [(k, k) for k in self.law.params if k != self.law.offset] + self.offsets(d)
+        if self.least_squares.get("loss") == "huber":
+            return huber_stderrs(self, res, d, names)
         out = {}
         for name, lm in names:
             q = res.params[lm]
@@ -236,6 +240,33 @@ class LawFit:
             ok = free and q.stderr is not None and np.isfinite(q.stderr)
             out[name] = float(q.stderr) if ok else None
         return out
+
+
+def huber_stderrs(how: LawFit, res, d: FitData, names: list[tuple[str, str]]) -> dict[str, float | None]:
+    """Standard errors of a Huber fit (δ = ``f_scale``) from Huber's asymptotic covariance of an
+    M-estimator: (Σ ψ(r)²/(n − p)) / (mean ψ'(r))² · (JᵀJ)⁻¹, with ψ(r) = clip(r, −δ, δ), ψ' = 1 where
+    |r| ≤ δ and J the analytic Jacobian of the log residual at the fit (Huber 1981, §7.6). A coefficient's
+    error is c·SE(log c). None where fixed or where no residual lies within δ."""
+    delta = how.least_squares.get("f_scale", 1.0)
+    r = how.residual(res.params, d)
+    J = how.jacobian(res.params, d)
+    varying = [k for k, q in res.params.items() if q.vary]
+    n, p = J.shape
+    inside = float(np.mean(np.abs(r) <= delta))
+    cov = None
+    if inside > 0 and n > p:
+        s2 = float(np.sum(np.clip(r, -delta, delta) ** 2)) / (n - p)
+        cov = s2 / inside**2 * np.linalg.pinv(J.T @ J)
+    out = {}
+    for name, lm in names:
+        key = f"log_{lm}" if lm in how.law.coefficients else lm
+        if cov is None or key not in varying:
+            out[name] = None
+            continue
+        i = varying.index(key)
+        se = float(np.sqrt(max(cov[i, i], 0.0)))
+        out[name] = se * float(np.exp(res.params[key].value)) if key != lm else se
+    return out
 
 
 def log_residual_jacobian(

@@ -22,14 +22,26 @@ def fit_params(config: dict) -> dict:
     return dict(sorted(config["chinchilla"]["fit"].items()))
 
 
+# Keys of chinchilla.fit the Huber fit uses (chinchilla.huber sets the rest).
+HUBER_FIT_KEYS = (
+    "width_scale",
+    "depth_scale",
+    "tokens_scale",
+    "n_starts",
+    "seed",
+    "huber_delta",
+    "heldout_fraction",
+)
+
+
 def huber_params(config: dict) -> dict:
-    """The Huber fit's settings: the fit subtree with ``chinchilla.huber`` over it, loss huber, no
-    variants, and the scan's k list."""
+    """The Huber fit's settings: the fit keys it shares (``HUBER_FIT_KEYS``), ``chinchilla.huber``, loss
+    huber, no variants, and the scan's k list."""
     c = config["chinchilla"]
     return dict(
         sorted(
             {
-                **c["fit"],
+                **{k: c["fit"][k] for k in HUBER_FIT_KEYS},
                 **c["huber"],
                 "loss": "huber",
                 "variants": [],
