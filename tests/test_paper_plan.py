@@ -121,13 +121,13 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     planned = planned_jobs(dry_run)
     want = expected_jobs(_paper_config())
     assert planned == want
-    # 1890 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
+    # 1892 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
     # default's FineWeb entries are nulled in config/paper.yaml) + 112 pinned files + 33 depth-toy
     # trainings + 27 model fetches + 27 geometries + 16 token counts (4 x 4) + 18 + 18 hidden-state
-    # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 15 single jobs
-    # (chinchilla 4, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
+    # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 17 single jobs
+    # (chinchilla 6, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
     # LM head 3, report). Issue 18 counted 1762 jobs when it was written; the config grew since.
-    assert sum(planned.values()) == 1890
+    assert sum(planned.values()) == 1892
 
 
 def test_gpu_stages_ask_for_a_gpu_and_every_rule_for_memory_and_time(dry_run):
