@@ -101,3 +101,30 @@ def test_robustness_table_and_verdict():
     text = robustness.verdict(t, "alpha_l", 0.2)
     assert "holds under 4 of 7" in text and "fails under 3" in text
     assert "from 0.900 (Huber, k = 0) to 1.500 (least squares, scan, k = 40), a spread of 0.600 (3.0" in text
+
+
+def test_sweep_with_huber_loss_profiles_the_huber_objective():
+    """A sweep entry with loss: huber fits, profiles and bounds α_ℓ with the Huber objective: on a crossed
+    design with 4 raised runs the Huber fit stays within 0.05 of the true α_ℓ = 1.2, its 95 % profile
+    interval is closed and holds it, and the profile's objective column is the Huber objective."""
+    import itertools
+
+    from depthwidth.chinchilla import identify
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for w, layers, t in itertools.product([256, 512, 1024, 2048], [4, 8, 16, 32], [1e8, 1e9, 1e10, 1e11]):
+        loss = 0.8 * (w / 512) ** -0.9 + 0.5 * (layers / 8) ** -1.2 + 0.6 * (t / 1e9) ** -0.3 + 1.7
+        rows.append({"width": w, "depth": layers, "tokens": t, "loss": loss * np.exp(rng.normal(0, 5e-4))})
+    df = pd.DataFrame(rows)
+    df.loc[rng.choice(np.flatnonzero(df["depth"] == 4), 4, replace=False), "loss"] *= 1.1
+    kw = dict(n_starts=3, n_bootstrap=0, profile_grids={"alpha_l": np.geomspace(0.3, 4, 15)})
+    hub = identify.identify(df, loss="huber", huber_delta=1e-3, **kw)
+    sq = identify.identify(df, **kw)
+    assert hub["params"]["alpha_l"]["value"] == pytest.approx(1.2, abs=0.05)
+    assert abs(sq["params"]["alpha_l"]["value"] - 1.2) > 0.1
+    iv = hub["profiles"]["alpha_l"]["intervals"]["95%"]
+    assert iv["closed_lo"] and iv["closed_hi"] and iv["lo"] < 1.2 < iv["hi"]
+    best = min(r["objective"] for r in hub["profiles"]["alpha_l"]["rows"])
+    assert best == pytest.approx(hub["objective_huber"], rel=1e-3)
+    assert hub["laws"]["chinchilla"]["objective"] != hub["laws"]["chinchilla"]["ssr"]
