@@ -75,6 +75,54 @@ rule chinchilla_drop_scan:
         "../scripts/chinchilla_drop_scan.py"
 
 
+# The decomposed law with the Huber loss (chinchilla.huber over chinchilla.fit): the fit on all points
+# and at each k of the scan.
+rule chinchilla_huber:
+    input:
+        points="results/chinchilla/points.csv",
+    output:
+        fit="results/chinchilla/fit_huber.json",
+        bootstrap="results/chinchilla/bootstrap_huber.csv",
+        scan="results/chinchilla/drop_scan_huber.csv",
+    log:
+        "logs/chinchilla/huber.log",
+    benchmark:
+        "benchmarks/chinchilla/huber.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        fit=chinchilla_pipeline.huber_params(config),
+    script:
+        "../scripts/chinchilla_huber.py"
+
+
+# The Chinchilla law L = E + A/N^alpha + B/D^beta: Besiroglu et al.'s replication procedure and the
+# fitting core's fits of the same law to the Chinchilla points.
+rule chinchilla_law:
+    input:
+        points="results/chinchilla/points.csv",
+    output:
+        law="results/chinchilla/chinchilla_law.json",
+    log:
+        "logs/chinchilla/chinchilla_law.log",
+    benchmark:
+        "benchmarks/chinchilla/chinchilla_law.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        cfg=chinchilla_pipeline.chinchilla_law_params(config),
+    script:
+        "../scripts/chinchilla_law.py"
+
+
 # Sweeps (chinchilla.sweeps): each named table of runs, loaded and checked, then the law fitted with its
 # identifiability (profile likelihood, correlations, tokens tied to size). The chinchilla sweep repeats
 # the main fit's points; fit.json above stays the stage's main fit.
@@ -129,12 +177,16 @@ rule chinchilla_section:
         fit="results/chinchilla/fit.json",
         bootstrap="results/chinchilla/bootstrap.csv",
         scan="results/chinchilla/drop_scan.csv",
+        fit_huber="results/chinchilla/fit_huber.json",
+        scan_huber="results/chinchilla/drop_scan_huber.csv",
+        law="results/chinchilla/chinchilla_law.json",
         sweeps=chinchilla_pipeline.sweep_targets(config),
     output:
         html="results/chinchilla/section.html",
         headline="results/chinchilla/headline.json",
         shape="results/chinchilla/optimal_shape.csv",
         sweeps="results/chinchilla/sweeps.csv",
+        robustness="results/chinchilla/robustness.csv",
         figures=directory("results/chinchilla/figures"),
     log:
         "logs/chinchilla/section.log",

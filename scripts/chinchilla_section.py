@@ -13,4 +13,5 @@ chinchilla_section(
     sm.output.shape,
     sm.output.figures,
     sm.output.sweeps,
+    sm.output.robustness,
 )

@@ -302,6 +302,8 @@ def test_drop_scan_table():
         "n_starts": 2,
         "seed": 0,
         "adam_steps": 50,
+        "loss": "squared",
+        "huber_delta": 1e-3,
         "drop_highest": [1, 20],
         "paper_stderr_precision": "float64",
     }

@@ -31,7 +31,18 @@ def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
         a_l["value"], rel=1e-9
     )  # k = 40 is the main fit's cut, fitted from the same starts
     figures = wd / "results/chinchilla/figures"
-    assert {"points.png", "drop_scan.png", "drop_scan.txt"} <= {p.name for p in figures.iterdir()}
+    assert {"points.png", "drop_scan.png", "drop_scan.txt", "robustness.png"} <= {
+        p.name for p in figures.iterdir()
+    }
+    # the robustness table: the headline fit is its first α_ℓ row; Huber on all 245 points beside it
+    rob = pd.read_csv(wd / "results/chinchilla/robustness.csv")
+    assert set(rob["exponent"]) == {"alpha_l", "alpha_m", "alpha_D"}
+    first = rob[rob["exponent"] == "alpha_l"].iloc[0]
+    assert first["value"] == pytest.approx(a_l["value"], rel=1e-12) and first["drop_highest"] == 40
+    huber = json.loads((wd / "results/chinchilla/fit_huber.json").read_text())
+    assert huber["loss"] == "huber" and huber["n_points"] == 245
+    law = json.loads((wd / "results/chinchilla/chinchilla_law.json").read_text())
+    assert law["replication"]["n_points"] == 240 and law["replication"]["starts_run"] == 10
     page = (wd / "results/report.html").read_text()
     assert 'id="chinchilla"' in page and "id='headline'" in page and page.count("data:image/png;base64") >= 4
 

@@ -57,6 +57,8 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "chinchilla_points": 1,
         "chinchilla_fit": 1,
         "chinchilla_drop_scan": 1,
+        "chinchilla_huber": 1,
+        "chinchilla_law": 1,
         "chinchilla_sweep_points": n_sweeps,
         "chinchilla_sweep_identify": n_sweeps,
         "chinchilla_section": 1,
@@ -120,13 +122,13 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     planned = planned_jobs(dry_run)
     want = expected_jobs(_paper_config())
     assert planned == want
-    # 1890 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
+    # 1892 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
     # default's FineWeb entries are nulled in config/paper.yaml) + 112 pinned files + 33 depth-toy
     # trainings + 27 model fetches + 27 geometries + 16 token counts (4 x 4) + 18 + 18 hidden-state
-    # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 15 single jobs
-    # (chinchilla 4, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
+    # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 17 single jobs
+    # (chinchilla 6, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
     # LM head 3, report).
-    assert sum(planned.values()) == 1890
+    assert sum(planned.values()) == 1892
 
 
 @pytest.mark.workflow

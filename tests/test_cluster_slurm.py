@@ -219,6 +219,8 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
         "chinchilla_points",
         "chinchilla_fit",
         "chinchilla_drop_scan",
+        "chinchilla_huber",
+        "chinchilla_law",
         "chinchilla_section",
     }, text[-4000:]
     # SLURM itself saw them: squeue (finished jobs stay visible for MinJobAge) lists each as COMPLETED

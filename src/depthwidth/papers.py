@@ -48,6 +48,25 @@ CHINCHILLA_ADAM_FIT = {
     "alpha_l": PaperValue(1.2014, None, _ADAM),
     "L0": PaperValue(1.7503, None, _ADAM),
 }
+# The Chinchilla law L = E + A/N^α + B/D^β (approach 3): Hoffmann et al. 2022 (arXiv 2203.15556, their
+# Huber fit) and the replication by Besiroglu, Erdil, Barnett & You 2024 (arXiv 2404.10102, Table 1:
+# standard errors from 4000 bootstrap resamples), on the points the Chinchilla stage reads.
+_HOFFMANN = "Hoffmann et al. 2022, approach 3"
+HOFFMANN_FIT = {
+    "A": PaperValue(406.4, None, _HOFFMANN),
+    "B": PaperValue(410.7, None, _HOFFMANN),
+    "E": PaperValue(1.69, None, _HOFFMANN),
+    "alpha": PaperValue(0.34, None, _HOFFMANN),
+    "beta": PaperValue(0.28, None, _HOFFMANN),
+}
+_BESIROGLU = "Besiroglu et al. 2024, Table 1"
+BESIROGLU_FIT = {
+    "A": PaperValue(482.01, 124.58, _BESIROGLU),
+    "B": PaperValue(2085.43, 1293.23, _BESIROGLU),
+    "E": PaperValue(1.8172, 0.03, _BESIROGLU),
+    "alpha": PaperValue(0.3478, 0.02, _BESIROGLU),
+    "beta": PaperValue(0.3658, 0.02, _BESIROGLU),
+}
 # Depth paper, Fig. 6 (github liuyz0/DepthScaling causal-trace/): causal tracing of one fact in six Pythias
 # (float16, one noise draw of 3σ); only Pythia-12B knows it. Its prompt and model are kept here too.
 CAUSAL_TRACE_SENTENCE = "The space needle is in downtown Seattle"

@@ -26,11 +26,23 @@ log = logging.getLogger("depthwidth.chinchilla")
 MAIN = lawfit.LawFit(starts=lawfit.paper_starts)
 
 
+def main_fit(cfg: dict) -> lawfit.LawFit:
+    """``MAIN`` with the objective of ``cfg`` (keys ``loss``, ``huber_delta`` of ``chinchilla.fit``)."""
+    return lawfit.LawFit(
+        starts=lawfit.paper_starts, least_squares=lawfit.loss_options(cfg["loss"], cfg["huber_delta"])
+    )
+
+
 def fit_law(
-    d: FitData, n_starts: int = 8, seed: int = 0, inits: list[dict] | None = None
+    d: FitData,
+    n_starts: int = 8,
+    seed: int = 0,
+    inits: list[dict] | None = None,
+    how: lawfit.LawFit = MAIN,
 ) -> lmfit.minimizer.MinimizerResult:
-    """The main fit's least-squares fit of log L over several starts (``lawfit.fit`` with ``MAIN``)."""
-    return lawfit.fit(d, MAIN, n_starts=n_starts, seed=seed, inits=inits)
+    """The main fit's fit of log L over several starts (``lawfit.fit`` with ``how``, by default ``MAIN``:
+    least squares)."""
+    return lawfit.fit(d, how, n_starts=n_starts, seed=seed, inits=inits)
 
 
 PAPER_STDERR_PRECISIONS = ("float64", "float32")
@@ -92,12 +104,14 @@ PAPER_STDERR_NOTE = (
 )
 
 
-def _fit_summary(res, d: FitData) -> dict:
-    v, se = MAIN.values(res, d), MAIN.stderrs(res, d)
+def _fit_summary(res, d: FitData, how: lawfit.LawFit = MAIN) -> dict:
+    v, se = how.values(res, d), how.stderrs(res, d)
     se_paper = paper_stderrs(d, v)
+    huber = {"objective_huber": float(res.objective)} if how.least_squares else {}
     return {
         "params": {k: {"value": v[k], "stderr": se[k], "stderr_paper": se_paper[k]} for k in PARAMS},
         "n_points": len(d),
+        **huber,
         "objective_sum_sq_log_residual": float(res.chisqr),
         "rmse_log": float(np.sqrt(res.chisqr / len(d))),
         "converged": bool(res.success),
@@ -149,7 +163,9 @@ def paper_adam_variant(d: FitData, steps: int) -> dict:
     }
 
 
-def _variants(points: pd.DataFrame, d: FitData, best: dict, cfg: dict, scales: dict) -> dict:
+def _variants(
+    points: pd.DataFrame, d: FitData, best: dict, cfg: dict, scales: dict, how: lawfit.LawFit = MAIN
+) -> dict:
     """Extra fits beside the main one, as listed in ``cfg["variants"]``."""
     out = {}
     for variant in cfg["variants"]:
@@ -173,8 +189,8 @@ def _variants(points: pd.DataFrame, d: FitData, best: dict, cfg: dict, scales: d
             continue
         else:
             raise ValueError(f"unknown chinchilla.fit.variants entry '{variant}'")
-        rv = fit_law(dv, n_starts=cfg["n_starts"], seed=cfg["seed"], inits=[best])
-        out[variant] = {"description": desc, **_fit_summary(rv, dv)}
+        rv = fit_law(dv, n_starts=cfg["n_starts"], seed=cfg["seed"], inits=[best], how=how)
+        out[variant] = {"description": desc, **_fit_summary(rv, dv, how)}
         log.info("variant %s: alpha_l = %.3f", variant, rv.params["alpha_l"].value)
     return out
 
@@ -188,11 +204,14 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
     )
     seed, n_starts = cfg["seed"], cfg["n_starts"]
     d = select_points(points, cfg["drop_highest_loss"], **scales)
-    log.info("fitting the decomposed law to %d points (%d starts)", len(d), n_starts)
-    res = fit_law(d, n_starts=n_starts, seed=seed)
+    how = main_fit(cfg)
+    log.info("fitting the decomposed law to %d points (%d starts, %s loss)", len(d), n_starts, cfg["loss"])
+    res = fit_law(d, n_starts=n_starts, seed=seed, how=how)
     if not res.success:
         log.warning("main fit did not report convergence: %s", res.message)
-    out = _fit_summary(res, d)
+    out = {"loss": cfg["loss"], **_fit_summary(res, d, how)}
+    if cfg["loss"] == "huber":
+        out["huber_delta"] = cfg["huber_delta"]
     out["stderr_paper_note"] = PAPER_STDERR_NOTE
     out["units"] = {
         "m": f"d_model * {cfg['width_scale']}",
@@ -200,19 +219,19 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
         "D": f"tokens * {cfg['tokens_scale']}",
     }
     out["drop_highest_loss"] = cfg["drop_highest_loss"]
-    best = MAIN.values(res, d)
+    best = how.values(res, d)
     log.info("main fit: %s", {k: round(x, 4) for k, x in best.items()})
 
     n_boot = cfg["bootstrap_resamples"]
     boot = (
-        lawfit.bootstrap(d, MAIN, best, n_boot, seed=seed)
+        lawfit.bootstrap(d, how, best, n_boot, seed=seed)
         if n_boot > 0
         else pd.DataFrame(columns=[*PARAMS, "converged"])
     )
     _bootstrap_summary(out, boot, best, n_boot)
     if cfg["heldout_splits"] > 0:
         out["heldout"] = lawfit.held_out(
-            d, MAIN, best, cfg["heldout_splits"], cfg["heldout_fraction"], seed=seed
+            d, how, best, cfg["heldout_splits"], cfg["heldout_fraction"], seed=seed
         )
         log.info(
             "held-out: rmse(log L) test %.4f ± %.4f, train %.4f",
@@ -220,7 +239,7 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
             out["heldout"]["rmse_log_test_std"],
             out["heldout"]["rmse_log_train_mean"],
         )
-    out["variants"] = _variants(points, d, best, cfg, scales)
+    out["variants"] = _variants(points, d, best, cfg, scales, how)
     return out, boot
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla import lawfit
+from depthwidth.chinchilla.compare import compare_laws
 from depthwidth.chinchilla.law import ALPHA_BOUNDS, FitData
 from depthwidth.chinchilla.lawfit import LawFit
 from depthwidth.chinchilla.shape import shape_exponents
@@ -48,6 +49,8 @@ def to_data(df: pd.DataFrame, units: dict | None = None) -> FitData:
     for col in ("width", "depth", "tokens"):
         if col not in units:
             units[col] = float(np.exp(np.log(df[col].to_numpy(float)).mean()))
+    N = size(df)
+    units.setdefault("params", float(np.exp(np.log(N).mean())))
     groups = sorted(df["group"].astype(str).unique()) if "group" in df.columns else ["all"]
     g = (
         pd.Categorical(df["group"].astype(str), categories=groups).codes
@@ -62,13 +65,30 @@ def to_data(df: pd.DataFrame, units: dict | None = None) -> FitData:
         np.asarray(g, int),
         groups,
         units,
+        N / units["params"],
     )
 
 
-def sweep_fit(group_offsets: bool = False, fixed: dict | None = None) -> LawFit:
+def size(df: pd.DataFrame) -> np.ndarray:
+    """Parameter count of each run: ``params`` where every row has it, else 12·depth·width²
+    (non-embedding)."""
+    if "params" in df.columns and df["params"].notna().all():
+        return df["params"].to_numpy(float)
+    return 12.0 * df["depth"].to_numpy(float) * df["width"].to_numpy(float) ** 2
+
+
+def sweep_fit(
+    group_offsets: bool = False, fixed: dict | None = None, least_squares: dict | None = None
+) -> LawFit:
     """How a sweep is fitted: the fitting core's decomposed law, one offset per group or one, ``fixed``
-    held, random starts in the sweep's own units (``lawfit.unit_starts``)."""
-    return LawFit(group_offsets=group_offsets, fixed=dict(fixed or {}), starts=lawfit.unit_starts)
+    held, random starts in the sweep's own units (``lawfit.unit_starts``), the objective of
+    ``least_squares`` (``lawfit.loss_options``; none: the sum of squares)."""
+    return LawFit(
+        group_offsets=group_offsets,
+        fixed=dict(fixed or {}),
+        starts=lawfit.unit_starts,
+        least_squares=dict(least_squares or {}),
+    )
 
 
 def fit(
@@ -142,7 +162,7 @@ def profile(
     """``param`` fixed at each grid value, the rest refitted (``how.fixed`` stays fixed): one row per value
     with ``value``, ``ssr`` and the refitted exponents. Each refit starts from its neighbour's solution
     (continuation, both directions from the point nearest ``best``), from ``best`` and from ``n_starts``
-    random starts."""
+    random starts. ``objective`` is what ``how`` minimises (``ssr`` itself for the sum of squares)."""
     grid = np.sort(np.asarray(grid, float))
     if best is None:
         best = how.values(lawfit.fit(d, how, seed=seed), d)
@@ -154,8 +174,13 @@ def profile(
             at = how.holding(**{param: grid[i]})
             res = lawfit.fit(d, at, n_starts=n_starts, seed=seed + 7 * i, inits=[prev, best])
             v = at.values(res, d)
-            if i not in out or res.chisqr < out[i]["ssr"]:
-                out[i] = {"value": float(grid[i]), "ssr": float(res.chisqr), **{a: v[a] for a in EXPONENTS}}
+            if i not in out or res.objective < out[i]["objective"]:
+                out[i] = {
+                    "value": float(grid[i]),
+                    "ssr": float(res.chisqr),
+                    **{a: v[a] for a in EXPONENTS},
+                    "objective": float(res.objective),
+                }
             prev = v
     return pd.DataFrame([out[i] for i in sorted(out)])
 
@@ -170,13 +195,17 @@ def refine_grid(grid, best: float, stderr: float | None, n_fine: int = 17, width
     return g[(g >= ALPHA_BOUNDS[0]) & (g <= ALPHA_BOUNDS[1])]
 
 
-def profile_interval(prof: pd.DataFrame, ssr_min: float, n: int, p: int, level: float) -> dict:
-    """Where Δχ² = (SSR − SSR_min)/s² ≤ ``level`` (s² = SSR_min/(n − p)), by linear interpolation between
-    grid values. An end that the grid does not close (Δχ² never reaches ``level`` on that side) is None.
-    Returns {"level", "lo", "hi", "closed_lo", "closed_hi"}."""
+def profile_interval(
+    prof: pd.DataFrame, ssr_min: float, n: int, p: int, level: float, column: str = "ssr", factor: float = 1.0
+) -> dict:
+    """Where Δχ² = factor·(SSR − SSR_min)/s² ≤ ``level`` (s² = SSR_min/(n − p)), by linear interpolation
+    between grid values. An end that the grid does not close (Δχ² never reaches ``level`` on that side) is
+    None. ``column``: the profile's objective (``ssr``; ``objective`` with ``factor`` 2 for the Huber loss,
+    the Laplace likelihood ratio where |r| > δ for most rows). Returns {"level", "lo", "hi", "closed_lo",
+    "closed_hi"}."""
     s2 = ssr_min / max(n - p, 1)
     x = prof["value"].to_numpy(float)
-    chi = (prof["ssr"].to_numpy(float) - ssr_min) / s2
+    chi = factor * (prof[column].to_numpy(float) - ssr_min) / s2
     i0 = int(np.argmin(chi))
     lo = hi = None
     for i in range(i0, 0, -1):
@@ -203,11 +232,7 @@ def tokens_vs_size(df: pd.DataFrame, threshold: float = TIED_THRESHOLD) -> dict:
     (1 when tokens are a function of shape), the number of distinct token counts per shape, and
     ``tied`` = |corr| > threshold."""
     has_params = "params" in df.columns and df["params"].notna().all()
-    N = (
-        df["params"].to_numpy(float)
-        if has_params
-        else 12.0 * df["depth"].to_numpy(float) * df["width"].to_numpy(float) ** 2
-    )
+    N = size(df)
     logD = np.log(df["tokens"].to_numpy(float))
     r = float(np.corrcoef(logD, np.log(N))[0, 1]) if np.std(logD) > 0 else float("nan")
     X = np.column_stack(
@@ -240,6 +265,8 @@ def identify(
     profile_grids: dict | None = None,
     heldout_splits: int = 0,
     heldout_fraction: float = 0.2,
+    loss: str = "squared",
+    huber_delta: float = 1e-3,
 ) -> dict:
     """Everything about whether ``df`` identifies the law, JSON-ready: the fit (values, lmfit stderr,
     SSR, n, p, s²), exponent correlations (covariance, bootstrap), profiles and their Δχ² = 1 / 3.84
@@ -248,7 +275,7 @@ def identify(
     dependence on depth per run (``depth_partial``) and, with ``heldout_splits`` > 0, the held-out check
     of the fitting core (``lawfit.held_out``, as for the main fit; ``heldout``)."""
     fixed = dict(fixed or {})
-    d, how = to_data(df, units), sweep_fit(group_offsets, fixed)
+    d, how = to_data(df, units), sweep_fit(group_offsets, fixed, lawfit.loss_options(loss, huber_delta))
     res = lawfit.fit(d, how, n_starts=n_starts, seed=seed)
     best = how.values(res, d)
     n, p = len(d), int(res.nvarys)
@@ -259,6 +286,11 @@ def identify(
         "ssr": ssr,
         "s2": ssr / max(n - p, 1),
         "rmse_log": float(np.sqrt(ssr / n)),
+        **(
+            {"loss": loss, "huber_delta": huber_delta, "objective_huber": float(res.objective)}
+            if how.least_squares
+            else {}
+        ),
         "converged": bool(res.success),
         "group_offsets": group_offsets,
         "groups": d.groups,
@@ -271,6 +303,7 @@ def identify(
     }
     if heldout_splits > 0:
         out["heldout"] = lawfit.held_out(d, how, best, heldout_splits, heldout_fraction, seed=seed)
+    boot = pd.DataFrame()
     if n_bootstrap > 0 and not fixed:
         boot = lawfit.bootstrap(d, how, best, n_bootstrap, seed=seed, n_starts=1)
         out["corr_bootstrap"] = correlation_from_bootstrap(boot)
@@ -292,14 +325,28 @@ def identify(
             continue
         grid = refine_grid(grid, best[param], out["params"][param]["stderr"])
         prof = profile(d, how, param, grid, best=best, seed=seed)
-        ssr_min = min(ssr, float(prof["ssr"].min()))
+        obj_min = min(float(res.objective), float(prof["objective"].min()))
+        factor = 2.0 if how.least_squares else 1.0
         out["profiles"][param] = {
             "rows": prof.to_dict(orient="records"),
             "intervals": {
-                lab: profile_interval(prof, ssr_min, n, p, lev) for lab, lev in CHI2_LEVELS.items()
+                lab: profile_interval(prof, obj_min, n, p, lev, "objective", factor)
+                for lab, lev in CHI2_LEVELS.items()
             },
         }
     out["identified"] = identified(out)
+    out["laws"] = compare_laws(
+        d,
+        how,
+        res,
+        boot,
+        out.get("heldout"),
+        n_starts=n_starts,
+        seed=seed,
+        n_bootstrap=n_bootstrap,
+        heldout_splits=heldout_splits,
+        heldout_fraction=heldout_fraction,
+    )
     return out
 
 
@@ -408,10 +455,12 @@ def chinchilla_sweep_identify(runs_csv, cfg: dict, json_out, profile_out) -> dic
         profile_grids={a: grid for a in cfg["profile"]},
         heldout_splits=cfg["heldout_splits"],
         heldout_fraction=cfg["heldout_fraction"],
+        loss=cfg["loss"],
+        huber_delta=cfg["huber_delta"],
     )
     out = {"sweep": cfg["name"], "n_exponents": cfg["n_exponents"], **out}
     rows = [dict(param=a, **r) for a, prof in out["profiles"].items() for r in prof["rows"]]
-    cols = ["param", "value", "ssr", *EXPONENTS]
+    cols = ["param", "value", "ssr", *EXPONENTS, "objective"]
     write_table(pd.DataFrame(rows, columns=cols), profile_out)
     write_json(json_out, out)  # sealed: rule chinchilla_section checks it
     log.info("sweep %s: %s", cfg["name"], {a: round(out["params"][a]["value"], 4) for a in EXPONENTS})

@@ -67,6 +67,10 @@ DECOMPOSED = PowerLaw(
 )
 # Its parameters in output order: c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0.
 PARAMS = DECOMPOSED.params
+# L = A/N^α + B/D^β + E (Hoffmann et al. 2022, approach 3): N parameters, D tokens.
+CHINCHILLA = PowerLaw("chinchilla", (("A", "alpha", "N"), ("B", "beta", "D")), offset="E")
+# Hoffmann et al.'s estimates (N in parameters, D in tokens): the Chinchilla law's first start.
+HOFFMANN_INIT = {"A": 406.4, "alpha": 0.34, "B": 410.7, "beta": 0.28, "E": 1.69}
 
 
 def decomposed_law(m, ell, D, c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0):
@@ -79,8 +83,9 @@ def decomposed_law(m, ell, D, c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0):
 @dataclass
 class FitData:
     """Points in fit units, every array of shape (n,): m (width), ell (depth), D (tokens), loss
-    (nats/token), ``g`` the group of each row (0 … G−1, default all 0) with ``groups`` their names, and
-    ``units`` the value of each original column that is 1 in fit units (recorded, not applied). The one data
+    (nats/token), ``g`` the group of each row (0 … G−1, default all 0) with ``groups`` their names,
+    ``units`` the value of each original column that is 1 in fit units (recorded, not applied) and ``N``
+    the parameter count of each run (the Chinchilla law's variable; None where not given). The one data
     class of every fit of the stage."""
 
     m: np.ndarray
@@ -90,19 +95,25 @@ class FitData:
     g: np.ndarray | None = None
     groups: list[str] = field(default_factory=lambda: ["all"])
     units: dict = field(default_factory=dict)
+    N: np.ndarray | None = None
 
     def __post_init__(self):
         if self.g is None:
             self.g = np.zeros(len(self.loss), int)
 
     def take(self, idx) -> "FitData":
+        N = None if self.N is None else self.N[idx]
         return FitData(
-            self.m[idx], self.ell[idx], self.D[idx], self.loss[idx], self.g[idx], self.groups, self.units
+            self.m[idx], self.ell[idx], self.D[idx], self.loss[idx], self.g[idx], self.groups, self.units, N
         )
 
     def variables(self) -> dict[str, np.ndarray]:
-        """The law's variables by name (the ``terms`` of a :class:`PowerLaw` refer to these keys)."""
-        return {"m": self.m, "ell": self.ell, "D": self.D}
+        """The law's variables by name (the ``terms`` of a :class:`PowerLaw` refer to these keys); ``N``
+        where the data have it."""
+        x = {"m": self.m, "ell": self.ell, "D": self.D}
+        if self.N is not None:
+            x["N"] = self.N
+        return x
 
     def __len__(self) -> int:
         return len(self.loss)

@@ -23,7 +23,14 @@ import lmfit
 import numpy as np
 import pandas as pd
 
-from depthwidth.chinchilla.law import ALPHA_BOUNDS, DECOMPOSED, PAPER_INIT, FitData, PowerLaw
+from depthwidth.chinchilla.law import (
+    ALPHA_BOUNDS,
+    DECOMPOSED,
+    HOFFMANN_INIT,
+    PAPER_INIT,
+    FitData,
+    PowerLaw,
+)
 from depthwidth.logs import Progress
 
 # Bounds of each fitted log coefficient ln c. e^−20 ≈ 2e−9 of a loss near 2 nats is no term at all: the
@@ -33,6 +40,39 @@ from depthwidth.logs import Progress
 LOG_C_BOUNDS = (-20.0, 30.0)
 # Residual of a row whose prediction is not positive and finite (a trial step can leave the domain).
 NON_FINITE_RESIDUAL = 1e3
+# The objectives a fit can minimise over the log residuals r (config key ``loss``): ``squared`` Σ r²,
+# ``huber`` Σ Huber_δ(r) (½r² for |r| ≤ δ, δ(|r| − δ/2) beyond: Hoffmann et al.'s and Besiroglu et al.'s).
+LOSSES = ("squared", "huber")
+
+
+def loss_options(loss: str, huber_delta: float = 1e-3) -> dict:
+    """The ``LawFit.least_squares`` options of a configured loss: none for ``squared``; for ``huber``,
+    scipy's ``loss="huber"`` with ``f_scale`` = δ, whose cost ½·δ²·ρ(r²/δ²) is exactly Σ Huber_δ(r)
+    (scipy applies the loss to the residual vector, so the residual and its Jacobian stay the same)."""
+    if loss == "squared":
+        return {}
+    if loss == "huber":
+        if not huber_delta > 0:
+            raise ValueError(f"huber_delta must be positive (got {huber_delta})")
+        return {"loss": "huber", "f_scale": float(huber_delta)}
+    raise ValueError(f"unknown loss '{loss}': use one of {list(LOSSES)}")
+
+
+def huber(r: np.ndarray, delta: float) -> np.ndarray:
+    """Huber_δ(r) per element: ½r² for |r| ≤ δ, δ(|r| − δ/2) beyond."""
+    a = np.abs(r)
+    return np.where(a <= delta, 0.5 * r**2, delta * (a - 0.5 * delta))
+
+
+def objective(r: np.ndarray, least_squares: dict) -> float:
+    """The objective a fit with these ``least_squares`` options minimises at the residuals ``r``: Σ r² for
+    the plain sum of squares, Σ Huber_δ(r) for ``loss="huber"`` (δ = ``f_scale``)."""
+    loss = least_squares.get("loss", "linear")
+    if loss == "linear":
+        return float(np.sum(r**2))
+    if loss == "huber":
+        return float(np.sum(huber(r, least_squares.get("f_scale", 1.0))))
+    raise ValueError(f"no objective for least_squares loss '{loss}' (have linear, huber)")
 
 
 # ---------------------------------------------------------------- starts
@@ -67,6 +107,33 @@ def unit_starts(d: FitData, n: int, rng: np.random.Generator) -> list[dict]:
             }
         )
         s["L0"] = float(rng.uniform(0.1, 0.95) * lmin)
+        starts.append(s)
+    return starts
+
+
+def chinchilla_starts(d: FitData, n: int, rng: np.random.Generator) -> list[dict]:
+    """Starts of the Chinchilla law with N and D in parameters and tokens: Hoffmann et al.'s estimates,
+    then ``n`` − 1 random ones over Besiroglu et al.'s grid ranges (α, β 0.1 … 2, ln A, ln B 0 … 25,
+    E 0.1 … 0.95 of the lowest loss)."""
+    lmin = float(d.loss.min())
+    starts = [{**HOFFMANN_INIT, "E": min(HOFFMANN_INIT["E"], 0.95 * lmin)}]
+    for _ in range(max(n - 1, 0)):
+        s = {k: float(rng.uniform(0.1, 2.0)) for k in ("alpha", "beta")}
+        s.update({k: float(np.exp(rng.uniform(0.0, 25.0))) for k in ("A", "B")})
+        s["E"] = float(rng.uniform(0.1, 0.95) * lmin)
+        starts.append(s)
+    return starts
+
+
+def chinchilla_unit_starts(d: FitData, n: int, rng: np.random.Generator) -> list[dict]:
+    """Starts of the Chinchilla law in units where N and D are about 1 (a sweep's): coefficients a
+    fraction of the loss, offsets below its minimum."""
+    lmin = float(d.loss.min())
+    starts = [{"A": 0.3, "alpha": 0.3, "B": 0.3, "beta": 0.3, "E": 0.6 * lmin}]
+    for _ in range(max(n - 1, 0)):
+        s = {c: float(np.exp(rng.uniform(np.log(0.01), np.log(3.0)))) for c in ("A", "B")}
+        s.update({a: float(np.exp(rng.uniform(np.log(0.05), np.log(2.0)))) for a in ("alpha", "beta")})
+        s["E"] = float(rng.uniform(0.1, 0.95) * lmin)
         starts.append(s)
     return starts
 
@@ -160,8 +227,12 @@ class LawFit:
 
     def stderrs(self, res, d: FitData) -> dict[str, float | None]:
         """lmfit's standard errors from the covariance; None where it could not be estimated or the
-        parameter is fixed. A coefficient's error is that of c (propagated from log c by lmfit)."""
+        parameter is fixed. A coefficient's error is that of c (propagated from log c by lmfit). With the
+        Huber loss, Huber's M-estimator covariance instead (``huber_stderrs``): lmfit's scales the
+        loss-weighted Jacobian by Σ r²/(n − p), which the outliers the loss discounts dominate."""
         names = [(k, k) for k in self.law.params if k != self.law.offset] + self.offsets(d)
+        if self.least_squares.get("loss") == "huber":
+            return huber_stderrs(self, res, d, names)
         out = {}
         for name, lm in names:
             q = res.params[lm]
@@ -169,6 +240,33 @@ class LawFit:
             ok = free and q.stderr is not None and np.isfinite(q.stderr)
             out[name] = float(q.stderr) if ok else None
         return out
+
+
+def huber_stderrs(how: LawFit, res, d: FitData, names: list[tuple[str, str]]) -> dict[str, float | None]:
+    """Standard errors of a Huber fit (δ = ``f_scale``) from Huber's asymptotic covariance of an
+    M-estimator: (Σ ψ(r)²/(n − p)) / (mean ψ'(r))² · (JᵀJ)⁻¹, with ψ(r) = clip(r, −δ, δ), ψ' = 1 where
+    |r| ≤ δ and J the analytic Jacobian of the log residual at the fit (Huber 1981, §7.6). A coefficient's
+    error is c·SE(log c). None where fixed or where no residual lies within δ."""
+    delta = how.least_squares.get("f_scale", 1.0)
+    r = how.residual(res.params, d)
+    J = how.jacobian(res.params, d)
+    varying = [k for k, q in res.params.items() if q.vary]
+    n, p = J.shape
+    inside = float(np.mean(np.abs(r) <= delta))
+    cov = None
+    if inside > 0 and n > p:
+        s2 = float(np.sum(np.clip(r, -delta, delta) ** 2)) / (n - p)
+        cov = s2 / inside**2 * np.linalg.pinv(J.T @ J)
+    out = {}
+    for name, lm in names:
+        key = f"log_{lm}" if lm in how.law.coefficients else lm
+        if cov is None or key not in varying:
+            out[name] = None
+            continue
+        i = varying.index(key)
+        se = float(np.sqrt(max(cov[i, i], 0.0)))
+        out[name] = se * float(np.exp(res.params[key].value)) if key != lm else se
+    return out
 
 
 def log_residual_jacobian(
@@ -197,7 +295,8 @@ def log_residual_jacobian(
 
 # ---------------------------------------------------------------- fitting
 def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000, jac=None, **least_squares_kws):
-    """The lowest-χ² lmfit least-squares fit of ``residual`` over the ``param_sets`` (an iterable of
+    """The lowest-objective (χ², or Σ Huber_δ with ``loss="huber"``: ``objective``, set on the result as
+    ``objective``) lmfit least-squares fit of ``residual`` over the ``param_sets`` (an iterable of
     ``lmfit.Parameters``); a start that fails or ends non-finite is skipped. RuntimeError if every one does.
     ``jac``: the analytic Jacobian, called as ``jac(params, *args)`` (columns in the order of the varying
     parameters, see :func:`log_residual_jacobian`); None: lmfit's two-point differences.
@@ -220,7 +319,11 @@ def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000, jac
             )
         except (ValueError, FloatingPointError):
             continue
-        if np.isfinite(res.chisqr) and (best is None or res.chisqr < best.chisqr - 1e-14):
+        # χ² as lmfit sums it for the plain sum of squares (the comparison of every default fit)
+        res.objective = (
+            float(res.chisqr) if not least_squares_kws else objective(res.residual, least_squares_kws)
+        )
+        if np.isfinite(res.objective) and (best is None or res.objective < best.objective - 1e-14):
             best = res
     if best is None:
         raise RuntimeError("every start of the law's fit failed")
@@ -237,7 +340,8 @@ def fit(
 ) -> lmfit.minimizer.MinimizerResult:
     """Best fit over the ``inits`` (model names) and ``how.starts``' ``n_starts`` starts (seeded). The
     result has ``success`` (converged), ``message``, ``params`` (with stderr from the covariance),
-    ``covar``, ``residual`` and ``chisqr`` (sum of squared log residuals); read values and errors with
+    ``covar``, ``residual``, ``chisqr`` (sum of squared log residuals) and ``objective`` (what ``how``
+    minimises: χ², or Σ Huber_δ); read values and errors with
     ``how.values(res, d)`` and ``how.stderrs(res, d)``."""
     rng = np.random.default_rng(seed)
     starts = (how.params(d, init) for init in list(inits or []) + how.starts(d, n_starts, rng))

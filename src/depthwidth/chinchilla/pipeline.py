@@ -4,13 +4,56 @@ from __future__ import annotations
 
 # Keys of chinchilla.fit the dropped-points scan uses: editing another fit key (bootstrap, held-out,
 # variants) does not rerun the scan.
-SCAN_FIT_KEYS = ("width_scale", "depth_scale", "tokens_scale", "n_starts", "seed", "adam_steps")
+SCAN_FIT_KEYS = (
+    "width_scale",
+    "depth_scale",
+    "tokens_scale",
+    "n_starts",
+    "seed",
+    "adam_steps",
+    "loss",
+    "huber_delta",
+)
 
 
 def fit_params(config: dict) -> dict:
     """The fit subtree, with every key spelt out so that editing one reruns only the fit."""
     # Sorted: Snakemake compares params in order, and key order depends on how config files were merged.
     return dict(sorted(config["chinchilla"]["fit"].items()))
+
+
+# Keys of chinchilla.fit the Huber fit uses (chinchilla.huber sets the rest).
+HUBER_FIT_KEYS = (
+    "width_scale",
+    "depth_scale",
+    "tokens_scale",
+    "n_starts",
+    "seed",
+    "huber_delta",
+    "heldout_fraction",
+)
+
+
+def huber_params(config: dict) -> dict:
+    """The Huber fit's settings: the fit keys it shares (``HUBER_FIT_KEYS``), ``chinchilla.huber``, loss
+    huber, no variants, and the scan's k list and precision of the paper's errors."""
+    c = config["chinchilla"]
+    return dict(
+        sorted(
+            {
+                **{k: c["fit"][k] for k in HUBER_FIT_KEYS},
+                **c["huber"],
+                "loss": "huber",
+                "variants": [],
+                "drop_highest": c["drop_scan"]["drop_highest"],
+                "paper_stderr_precision": c["drop_scan"]["paper_stderr_precision"],
+            }.items()
+        )
+    )
+
+
+def chinchilla_law_params(config: dict) -> dict:
+    return dict(sorted(config["chinchilla"]["chinchilla_law"].items()))
 
 
 def shape_params(config: dict) -> dict:

@@ -12,43 +12,44 @@ import logging
 import pandas as pd
 
 from depthwidth.chinchilla.adam import fit_adam_batch
-from depthwidth.chinchilla.fit import MAIN, fit_law, paper_stderrs
+from depthwidth.chinchilla.fit import fit_law, main_fit, paper_stderrs
 from depthwidth.chinchilla.law import PARAMS, select_points
 from depthwidth.integrity import read_table, write_table
 
 log = logging.getLogger("depthwidth.chinchilla")
 
 
-def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
-    """One row per k of ``params["drop_highest"]``: ``drop_highest, n_points, converged, adam_steps``, then per
+def drop_scan(points: pd.DataFrame, params: dict, adam: bool = True) -> pd.DataFrame:
+    """One row per k of ``params["drop_highest"]``: ``drop_highest, n_points, converged``, then per
     parameter p of ``PARAMS``: ``p`` and ``p_stderr`` (lmfit), ``p_stderr_paper`` (the paper's, of ln c
-    for the c's), ``p_adam`` and ``p_adam_stderr_paper`` (the paper's Adam fit and its errors there).
+    for the c's); with ``adam``, ``adam_steps`` and per parameter ``p_adam`` and ``p_adam_stderr_paper``
+    (the paper's Adam fit and its errors there). The objective is ``params``' ``loss`` (``huber_delta``).
     The paper's errors are computed in ``params["paper_stderr_precision"]`` (float64, or float32 as the
     paper's ``scanignore.py``; :func:`depthwidth.chinchilla.fit.paper_stderrs`), named in the column
     ``stderr_paper_precision``."""
     scales = {k: params[k] for k in ("width_scale", "depth_scale", "tokens_scale")}
+    how = main_fit(params)
     ks = list(params["drop_highest"])
     datasets = [select_points(points, k, **scales) for k in ks]
     log.info("dropped-points scan: k = %s keep %s points", ks, [len(d) for d in datasets])
-    adam = fit_adam_batch(datasets, params["adam_steps"])
+    adam_fits = fit_adam_batch(datasets, params["adam_steps"]) if adam else [None] * len(ks)
     prec = params["paper_stderr_precision"]
     rows = []
-    for k, d, a in zip(ks, datasets, adam):
-        res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"])
-        v, se = MAIN.values(res, d), MAIN.stderrs(res, d)
-        va = {p: a["params"][p]["value"] for p in PARAMS}
-        row = {
-            "drop_highest": k,
-            "n_points": len(d),
-            "converged": bool(res.success),
-            "adam_steps": a["steps"],
-            "stderr_paper_precision": prec,
-        }
-        se_paper, se_paper_adam = paper_stderrs(d, v, prec), paper_stderrs(d, va, prec)
+    for k, d, a in zip(ks, datasets, adam_fits):
+        res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"], how=how)
+        v, se = how.values(res, d), how.stderrs(res, d)
+        row = {"drop_highest": k, "n_points": len(d), "converged": bool(res.success)}
+        if a is not None:
+            row["adam_steps"] = a["steps"]
+        row["stderr_paper_precision"] = prec
+        se_paper = paper_stderrs(d, v, prec)
         for p in PARAMS:
             row.update({p: v[p], f"{p}_stderr": se[p], f"{p}_stderr_paper": se_paper[p]})
-        for p in PARAMS:
-            row.update({f"{p}_adam": va[p], f"{p}_adam_stderr_paper": se_paper_adam[p]})
+        if a is not None:
+            va = {p: a["params"][p]["value"] for p in PARAMS}
+            se_paper_adam = paper_stderrs(d, va, prec)
+            for p in PARAMS:
+                row.update({f"{p}_adam": va[p], f"{p}_adam_stderr_paper": se_paper_adam[p]})
         rows.append(row)
         log.info(
             "k = %d (%d points): alpha_l = %.4f ± %.4f (lmfit), %.4f (Adam)",
@@ -56,7 +57,7 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
             len(d),
             v["alpha_l"],
             se["alpha_l"] or float("nan"),
-            va["alpha_l"],
+            a["params"]["alpha_l"]["value"] if a is not None else float("nan"),
         )
     return pd.DataFrame(rows)
 

@@ -1,0 +1,94 @@
+"""Two laws on the same runs: the decomposed law beside the Chinchilla law L = E + A/N^α + B/D^β, each
+fitted by the stage's core with the same options (offsets per group, loss), compared by held-out error and
+information criteria, with the split each implies (width/depth at fixed N; N*, D* at fixed C = 6ND)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from depthwidth.chinchilla import lawfit
+from depthwidth.chinchilla.law import CHINCHILLA, FitData
+from depthwidth.chinchilla.lawfit import LawFit
+from depthwidth.chinchilla.replication import compute_optimal
+from depthwidth.chinchilla.shape import shape_exponents
+
+
+def information_criteria(ssr: float, n: int, k: int) -> dict:
+    """AIC = n ln(SSR/n) + 2k and BIC = n ln(SSR/n) + k ln n of a fit with Gaussian log residuals (SSR the
+    sum of squared log residuals at the fit, k its free parameters)."""
+    base = n * np.log(ssr / n)
+    return {"aic": float(base + 2 * k), "bic": float(base + k * np.log(n)), "k": k}
+
+
+def law_summary(d: FitData, how: LawFit, res, boot: pd.DataFrame, heldout: dict | None) -> dict:
+    """One law's entry: values with lmfit errors and bootstrap intervals, SSR, objective, AIC/BIC,
+    held-out error."""
+    v, se = how.values(res, d), how.stderrs(res, d)
+    params = {}
+    for k in v:
+        params[k] = {"value": v[k], "stderr": se[k]}
+        if k in boot.columns and len(boot) > 1:
+            params[k]["bootstrap_std"] = float(boot[k].std(ddof=1))
+            params[k]["bootstrap_ci95"] = [float(boot[k].quantile(0.025)), float(boot[k].quantile(0.975))]
+    return {
+        "law": how.law.name,
+        "params": params,
+        "ssr": float(res.chisqr),
+        "objective": float(res.objective),
+        **information_criteria(float(res.chisqr), len(d), int(res.nvarys)),
+        "heldout": heldout,
+    }
+
+
+def chinchilla_law_fit(d: FitData, how: LawFit) -> LawFit:
+    """The Chinchilla law fitted as ``how`` fits the decomposed law (offsets per group, loss), from starts
+    in the sweep's units; parameters ``how`` holds fixed are the decomposed law's and are not carried."""
+    return LawFit(
+        law=CHINCHILLA,
+        group_offsets=how.group_offsets,
+        starts=lawfit.chinchilla_unit_starts,
+        least_squares=how.least_squares,
+    )
+
+
+def compare_laws(
+    d: FitData,
+    how: LawFit,
+    res,
+    boot: pd.DataFrame,
+    heldout: dict | None,
+    *,
+    n_starts: int,
+    seed: int,
+    n_bootstrap: int,
+    heldout_splits: int,
+    heldout_fraction: float,
+) -> dict:
+    """Both laws side by side on ``d`` (which needs ``N``): the decomposed law's fit ``res`` (with its
+    bootstrap rows and held-out check) as it stands, the Chinchilla law fitted here the same way."""
+    dec = law_summary(d, how, res, boot, heldout)
+    v = how.values(res, d)
+    dec["split"] = {"kind": "width/depth at fixed N", **shape_exponents(v["alpha_m"], v["alpha_l"])}
+    ch = chinchilla_law_fit(d, how)
+    rc = lawfit.fit(d, ch, n_starts=n_starts, seed=seed)
+    vc = ch.values(rc, d)
+    bc = (
+        lawfit.bootstrap(d, ch, vc, n_bootstrap, seed=seed, n_starts=1) if n_bootstrap > 0 else pd.DataFrame()
+    )
+    hc = (
+        lawfit.held_out(d, ch, vc, heldout_splits, heldout_fraction, seed=seed)
+        if heldout_splits > 0
+        else None
+    )
+    chin = law_summary(d, ch, rc, bc, hc)
+    chin["split"] = {
+        "kind": "N* ∝ C^a, D* ∝ C^b at fixed C = 6ND",
+        **compute_optimal(vc["alpha"], vc["beta"]),
+    }
+    better = {key: ("decomposed" if dec[key] < chin[key] else "chinchilla") for key in ("aic", "bic")}
+    if heldout and hc:
+        better["heldout"] = (
+            "decomposed" if heldout["rmse_log_test_mean"] < hc["rmse_log_test_mean"] else "chinchilla"
+        )
+    return {"decomposed": dec, "chinchilla": chin, "lower": better}

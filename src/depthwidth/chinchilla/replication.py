@@ -1,0 +1,213 @@
+"""The Chinchilla law L = E + A/N^α + B/D^β (Hoffmann et al. 2022, approach 3) on the Chinchilla points:
+Besiroglu et al.'s replication procedure, as their code runs it, and the stage's fitting core on the same
+points.
+
+Besiroglu, Erdil, Barnett & You 2024 (arXiv 2404.10102; epoch-research/analyzing-chinchilla,
+``data_analysis.ipynb``): N = model size, D = C/(6N); the 5 highest-loss points left out (loss below the
+5th largest kept: 240 of 245); objective Σ Huber_δ(log L − LSE(a − α ln N, b − β ln D, e)), δ = 1e-3, with
+A = e^a, B = e^b, E = e^e; scipy ``minimize(method="L-BFGS-B")`` (its default settings and finite-difference
+gradient) from every start of the grid α, β ∈ {0, 0.5, 1, 1.5, 2}, e ∈ {−1, −0.5, 0, 0.5, 1},
+a, b ∈ {0, 5, …, 25} (4500 starts); the converged start with the lowest objective wins.
+
+Thinning (``grid_stride`` = s > 1): the exact procedure from every s-th start of the grid (in their loop
+order) only. Each start's run does not depend on the others, so a thinned grid's result is the best of a
+subset of the full grid's runs; the full grid, run once, shows how far that moves the optimum (notes).
+"""
+
+from __future__ import annotations
+
+import logging
+from itertools import product
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+
+from depthwidth.chinchilla import lawfit
+from depthwidth.chinchilla.law import CHINCHILLA, FitData, kept_mask
+from depthwidth.chinchilla.lawfit import LawFit, chinchilla_starts, huber, loss_options
+from depthwidth.integrity import read_table, write_json
+
+log = logging.getLogger("depthwidth.chinchilla")
+
+# Their grid, in their loop order (α, β, e, a, b).
+GRID = {
+    "alpha": np.arange(0, 2.5, 0.5),
+    "beta": np.arange(0, 2.5, 0.5),
+    "e": np.arange(-1, 1.5, 0.5),
+    "a": np.arange(0, 30, 5),
+    "b": np.arange(0, 30, 5),
+}
+
+
+def grid_starts() -> list[np.ndarray]:
+    """The 4500 starts as (a, b, e, α, β), in their loop order."""
+    return [np.array([a, b, e, al, be]) for al, be, e, a, b in product(*GRID.values())]
+
+
+def replication_data(points: pd.DataFrame, n_excluded: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(N, D, L) of the points they fit: N = params, D = flops/(6N), the ``n_excluded`` highest losses
+    left out (loss below the ``n_excluded``-th largest kept)."""
+    L = points["loss"].to_numpy(float)
+    keep = kept_mask(L, n_excluded)
+    N = points["params"].to_numpy(float)[keep]
+    return N, points["flops"].to_numpy(float)[keep] / (6 * N), L[keep]
+
+
+def lse_prediction(x: np.ndarray, logN: np.ndarray, logD: np.ndarray) -> np.ndarray:
+    """log L̂ = log(e^(a − α ln N) + e^(b − β ln D) + e^e) at x = (a, b, e, α, β), as their code."""
+    a, b, e, alpha, beta = x
+    return np.log(np.exp(a - alpha * logN) + np.exp(b - beta * logD) + np.exp(e))
+
+
+def objective(x: np.ndarray, logN, logD, logL, delta: float) -> float:
+    """Σ Huber_δ(log L − log L̂): their objective."""
+    return float(np.sum(huber(logL - lse_prediction(x, logN, logD), delta)))
+
+
+def gradient(x: np.ndarray, logN, logD, logL, delta: float) -> np.ndarray:
+    """The analytic gradient of ``objective`` (L-BFGS-B with it is the second optimiser the notes compare)."""
+    a, b, e, alpha, beta = x
+    t = np.stack([np.exp(a - alpha * logN), np.exp(b - beta * logD), np.full(len(logN), np.exp(e))])
+    s = t.sum(0)
+    r = logL - np.log(s)
+    dr = -np.clip(r, -delta, delta)  # ∂Huber/∂(log L̂)
+    w = t / s
+    return np.array(
+        [
+            np.sum(dr * w[0]),
+            np.sum(dr * w[1]),
+            np.sum(dr * w[2]),
+            np.sum(dr * w[0] * -logN),
+            np.sum(dr * w[1] * -logD),
+        ]
+    )
+
+
+def _run(starts, args) -> list[tuple[float, bool, np.ndarray]]:
+    """Their ``minimize(objective, x0, method="L-BFGS-B")`` from each start (finite-difference gradient,
+    scipy's default settings): (objective, success, x) per start."""
+    out = []
+    with np.errstate(all="ignore"):
+        for x0 in starts:
+            r = minimize(objective, x0, args=args, method="L-BFGS-B")
+            out.append((float(r.fun), bool(r.success), np.asarray(r.x, float)))
+    return out
+
+
+def replicate(points: pd.DataFrame, n_excluded: int = 5, delta: float = 1e-3, grid_stride: int = 1) -> dict:
+    """Their procedure on ``points`` (module docstring) from every ``grid_stride``-th start of their grid:
+    the best converged start's A, B, E, α, β, its objective and which start it was."""
+    N, D, L = replication_data(points, n_excluded)
+    args = (np.log(N), np.log(D), np.log(L), delta)
+    starts = grid_starts()
+    idx = list(range(0, len(starts), grid_stride))
+    best = None
+    for i, (f, ok, x) in zip(idx, _run([starts[i] for i in idx], args)):
+        if ok and np.isfinite(f) and (best is None or f < best[1]):
+            best = (i, f, x)
+    if best is None:
+        raise RuntimeError("no start of the replication's grid converged")
+    i, f, x = best
+    a, b, e, alpha, beta = (float(v) for v in x)
+    return {
+        "A": float(np.exp(a)),
+        "B": float(np.exp(b)),
+        "E": float(np.exp(e)),
+        "alpha": alpha,
+        "beta": beta,
+        "objective_huber": f,
+        "best_start_index": i,
+        "best_start": [float(v) for v in starts[i]],
+        "n_points": int(len(L)),
+        "n_excluded": n_excluded,
+        "huber_delta": delta,
+        "grid_stride": grid_stride,
+        "starts_run": len(idx),
+        "starts_grid": len(starts),
+    }
+
+
+# ---------------------------------------------------------------- the Chinchilla law in the fitting core
+def compute_optimal(alpha: float, beta: float) -> dict:
+    """The compute-optimal split the Chinchilla law implies under C = 6ND: N* ∝ C^a, D* ∝ C^b with
+    a = β/(α+β), b = α/(α+β)."""
+    return {"a": beta / (alpha + beta), "b": alpha / (alpha + beta)}
+
+
+def chinchilla_data(points: pd.DataFrame, n_excluded: int) -> FitData:
+    """The points as ``FitData`` for the Chinchilla law (N = params, D = flops/(6N), Besiroglu et al.'s
+    cut of the ``n_excluded`` highest losses); m, ℓ as d_model and n_layers (not used by the law)."""
+    keep = kept_mask(points["loss"].to_numpy(float), n_excluded)
+    p = points[keep]
+    N = p["params"].to_numpy(float)
+    return FitData(
+        p["d_model"].to_numpy(float),
+        p["n_layers"].to_numpy(float),
+        p["flops"].to_numpy(float) / (6 * N),
+        p["loss"].to_numpy(float),
+        N=N,
+    )
+
+
+def core_fit(d: FitData, loss: str, delta: float, n_starts: int, seed: int, n_boot: int) -> dict:
+    """The Chinchilla law fitted by the stage's core (lmfit, trust-region, analytic Jacobian) with
+    ``loss``; values, lmfit errors, bootstrap std and 95 % interval, objective, compute-optimal split."""
+    how = LawFit(law=CHINCHILLA, starts=chinchilla_starts, least_squares=loss_options(loss, delta))
+    res = lawfit.fit(d, how, n_starts=n_starts, seed=seed)
+    v, se = how.values(res, d), how.stderrs(res, d)
+    boot = lawfit.bootstrap(d, how, v, n_boot, seed=seed, n_starts=1) if n_boot > 0 else pd.DataFrame()
+    params = {}
+    for k in CHINCHILLA.params:
+        params[k] = {"value": v[k], "stderr": se[k]}
+        if len(boot) > 1:
+            params[k]["bootstrap_std"] = float(boot[k].std(ddof=1))
+            params[k]["bootstrap_ci95"] = [float(boot[k].quantile(0.025)), float(boot[k].quantile(0.975))]
+    return {
+        "loss": loss,
+        **({"huber_delta": delta} if loss == "huber" else {}),
+        "n_points": len(d),
+        "params": params,
+        "objective": float(res.objective),
+        "ssr": float(res.chisqr),
+        "converged": bool(res.success),
+        "bootstrap_resamples": int(len(boot)),
+        "compute_optimal": compute_optimal(v["alpha"], v["beta"]),
+    }
+
+
+def chinchilla_law(points_csv, params: dict, json_out) -> dict:
+    """Rule chinchilla_law: Besiroglu et al.'s replication (``replicate``) and the core's fits of the
+    Chinchilla law to their 240 points (Huber, their objective) and to all points (least squares, Huber);
+    the optimiser check: the core's Huber objective beside L-BFGS-B's on the same points."""
+    from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
+
+    points = read_table(points_csv, POINTS_RULE, POINT_COLUMNS)
+    rep = replicate(points, params["n_excluded"], params["huber_delta"], params["grid_stride"])
+    log.info("replication: %s", {k: round(rep[k], 4) for k in ("A", "B", "E", "alpha", "beta")})
+    rep["compute_optimal"] = compute_optimal(rep["alpha"], rep["beta"])
+    fits = {}
+    for name, n_excl, loss in (
+        ("huber_replication_points", params["n_excluded"], "huber"),
+        ("huber_all_points", 0, "huber"),
+        ("squared_all_points", 0, "squared"),
+    ):
+        d = chinchilla_data(points, n_excl)
+        fits[name] = core_fit(
+            d, loss, params["huber_delta"], params["n_starts"], params["seed"], params["bootstrap_resamples"]
+        )
+        log.info("core fit %s: %s", name, {k: round(p["value"], 4) for k, p in fits[name]["params"].items()})
+    core = fits["huber_replication_points"]["objective"]
+    out = {
+        "law": "L = E + A/N^alpha + B/D^beta (N parameters, D = C/(6N) tokens)",
+        "replication": rep,
+        "fits": fits,
+        "optimiser_check": {
+            "objective_lbfgsb": rep["objective_huber"],
+            "objective_lmfit": core,
+            "lower": "lmfit" if core < rep["objective_huber"] else "L-BFGS-B",
+            "relative_difference": (core - rep["objective_huber"]) / rep["objective_huber"],
+        },
+    }
+    write_json(json_out, out)  # sealed: rule chinchilla_section checks it
+    return out
