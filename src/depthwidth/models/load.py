@@ -119,12 +119,13 @@ def model_specs(models_cfg: dict) -> dict[str, ModelSpec]:
     return {name: model_spec(name, entry) for name, entry in (models_cfg or {}).items()}
 
 
-def work_path(path: str | Path) -> str:
-    """``path`` as the manifest stores it: relative to the working directory where it lies inside it (a
-    work folder that is copied or moved reads its own copy), else absolute (a hub cache, a user's folder)."""
+def work_path(path: str | Path, model_dir: str | Path) -> str:
+    """``path`` as the manifest stores it: relative to the model's folder ``model_dir`` (where the manifest
+    lies) when it lies inside it, so that a work folder that is copied or moved reads its own copy whatever
+    the current directory; else absolute (a hub cache, a user's folder)."""
     path = Path(path).resolve()
     try:
-        return path.relative_to(Path.cwd().resolve()).as_posix()
+        return path.relative_to(Path(model_dir).resolve()).as_posix()
     except ValueError:
         return str(path)
 
@@ -180,8 +181,8 @@ def check_model_files(manifest_path: str | Path, man: dict) -> None:
 
 
 def read_manifest(model_dir: str | Path) -> dict:
-    """The manifest of a fetched model, its paths resolved against the working directory, after checking the
-    files the fetch wrote (``check_model_files``)."""
+    """The manifest of a fetched model, its relative paths resolved against the model's folder, after checking
+    the files the fetch wrote (``check_model_files``)."""
     p = Path(model_dir)
     p = p if p.name == MANIFEST else p / MANIFEST
     if not p.exists():
@@ -193,7 +194,7 @@ def read_manifest(model_dir: str | Path) -> dict:
     check_model_files(p, man)
     for k in ("hf_dir", "gguf"):
         if man.get(k):
-            man[k] = str(Path(man[k]).resolve())  # a relative path is relative to the working directory
+            man[k] = str((p.parent / man[k]).resolve())  # a relative path is relative to the model's folder
     return man
 
 
