@@ -1,7 +1,7 @@
 """The restart recipe (docs/restarts.md) after a kill between a job writing its outputs and Snakemake recording
 them: `snakemake --unlock`, then the same command, must end equal to an
-uninterrupted run. It used to stop with IncompleteFilesException (only profiles/slurm set
---rerun-incomplete); profiles/default, the workflow profile Snakemake reads by itself, now does.
+uninterrupted run. Without --rerun-incomplete the rerun stops with IncompleteFilesException;
+profiles/default, the workflow profile Snakemake reads by itself, sets it, as profiles/slurm does.
 
 The fault is made for real: Snakemake's own process is SIGKILLed while its job runs, so the job (an
 orphan now) finishes and writes its outputs, and nobody records them. The lock and the job's
