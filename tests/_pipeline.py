@@ -52,6 +52,21 @@ def snakemake_cmd(workdir: Path, *args: str, configs: list[Path] | None = None) 
     return [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(workdir), *args, "--configfile", *map(str, configs)]
 
 
+def start_detached(
+    workdir: Path, *args: str, configs: list[Path] | None = None, log=None
+) -> subprocess.Popen:
+    """Start ``snakemake ARGS`` in ``workdir`` without waiting, in a session of its own, so that killing the
+    process group takes Snakemake and every job it started, as losing a terminal or a node would. Output goes
+    to the open file ``log``."""
+    return subprocess.Popen(
+        snakemake_cmd(workdir, *args, configs=configs),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env(),
+        start_new_session=True,
+    )
+
+
 def run(
     workdir: Path,
     *args: str,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from _pipeline import BASE_CONFIGS, env, merged_config, mtimes, overlay, planned_jobs, run, snakemake_cmd
+from _pipeline import BASE_CONFIGS, merged_config, mtimes, overlay, planned_jobs, run, start_detached
 from safetensors.numpy import load_file
 
 from depthwidth.config import validate_config
@@ -106,15 +106,7 @@ def test_killed_run_restarts_where_it_stopped(tmp_path):
     wd.mkdir()
     configs = [*BASE_CONFIGS, overlay(tmp_path, "restart", OVERLAY)]
     with open(tmp_path / "first_run.log", "w") as log:
-        # a session of its own: the kill takes Snakemake and every job it started, as losing a
-        # terminal or a node would
-        proc = subprocess.Popen(
-            snakemake_cmd(wd, "--cores", "1", TARGET, configs=configs),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env(),
-            start_new_session=True,
-        )
+        proc = start_detached(wd, "--cores", "1", TARGET, configs=configs, log=log)
         m_killed = _kill_when_mid_training(proc, wd)
     m_done = next(m for m in WIDTHS if m != m_killed)
     time.sleep(0.5)

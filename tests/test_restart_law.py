@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 import torch
-from _pipeline import BASE_CONFIGS, env, overlay, planned_jobs, run, snakemake_cmd
+from _pipeline import BASE_CONFIGS, overlay, planned_jobs, run, start_detached
 from safetensors.numpy import load_file
 from test_restart import CELL, OVERLAY, TARGET, WIDTHS, _group_alive, _reference
 
@@ -47,13 +47,7 @@ def test_killed_law_job_resumes_from_its_checkpoint(tmp_path):
     wd.mkdir()
     configs = [*BASE_CONFIGS, overlay(tmp_path, "law", LAW)]
     with open(tmp_path / "first_run.log", "w") as log:
-        proc = subprocess.Popen(
-            snakemake_cmd(wd, "--cores", "1", TARGET, configs=configs),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env(),
-            start_new_session=True,
-        )
+        proc = start_detached(wd, "--cores", "1", TARGET, configs=configs, log=log)
         _kill_when_checkpointed(proc, wd)
     time.sleep(0.5)
     assert not _group_alive(proc.pid), "processes of the killed run survive SIGKILL of its group"
