@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from _helpers import SHARED_DATA, needs_shared_data
-from depthwidth.chinchilla import adam, fit, law, lawfit, points, scan, shape
+from depthwidth.chinchilla import adam, fit, points, scan, shape
+from depthwidth.laws import law, lawfit
 from depthwidth.papers import CHINCHILLA_ADAM_FIT
 
 TRUE = {"c_m": 300.0, "alpha_m": 0.9, "c_l": 800.0, "alpha_l": 1.2, "c_D": 9.0, "alpha_D": 0.3, "L0": 1.75}

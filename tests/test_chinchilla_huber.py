@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depthwidth.chinchilla import fit, law, lawfit, robustness
+from depthwidth.chinchilla import fit, robustness
+from depthwidth.laws import law, lawfit
 
 TRUE = {"c_m": 300.0, "alpha_m": 0.9, "c_l": 800.0, "alpha_l": 1.2, "c_D": 9.0, "alpha_D": 0.3, "L0": 1.75}
 

@@ -13,7 +13,8 @@ import yaml
 
 from _helpers import SHARED_DATA
 from _pipeline import run_snakemake
-from depthwidth.chinchilla import identify, law, lawfit, sweeps
+from depthwidth.chinchilla import identify, sweeps
+from depthwidth.laws import law, lawfit
 
 OPENLM = SHARED_DATA / "openlm_scaling"
 needs_openlm = pytest.mark.skipif(

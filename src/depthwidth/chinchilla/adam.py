@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthwidth.chinchilla.law import PARAMS, PAPER_INIT, FitData, decomposed_law
+from depthwidth.laws.law import PARAMS, PAPER_INIT, FitData, decomposed_law
 
 LR_LOG_C = 5e-3  # ln c_m, ln c_ℓ, ln c_D and E
 LR_EXPONENTS = 5e-4  # α_m, α_ℓ, α_D

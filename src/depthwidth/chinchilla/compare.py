@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from depthwidth.chinchilla import lawfit
-from depthwidth.chinchilla.law import CHINCHILLA, FitData
-from depthwidth.chinchilla.lawfit import LawFit
+from depthwidth.laws import lawfit
+from depthwidth.laws.law import CHINCHILLA, FitData
+from depthwidth.laws.lawfit import LawFit
 from depthwidth.chinchilla.replication import compute_optimal
 from depthwidth.chinchilla.shape import shape_exponents
 

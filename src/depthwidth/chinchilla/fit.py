@@ -13,9 +13,9 @@ import lmfit
 import numpy as np
 import pandas as pd
 
-from depthwidth.chinchilla import lawfit
+from depthwidth.laws import lawfit
 from depthwidth.chinchilla.adam import fit_adam
-from depthwidth.chinchilla.law import PARAMS, FitData, select_points
+from depthwidth.laws.law import PARAMS, FitData, select_points
 from depthwidth.chinchilla.shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
 

@@ -24,10 +24,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from depthwidth.chinchilla import lawfit
+from depthwidth.laws import lawfit
 from depthwidth.chinchilla.compare import compare_laws
-from depthwidth.chinchilla.law import ALPHA_BOUNDS, FitData
-from depthwidth.chinchilla.lawfit import LawFit
+from depthwidth.laws.law import ALPHA_BOUNDS, FitData
+from depthwidth.laws.lawfit import LawFit
 from depthwidth.chinchilla.shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
 

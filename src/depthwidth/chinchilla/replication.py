@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
-from depthwidth.chinchilla import lawfit
-from depthwidth.chinchilla.law import CHINCHILLA, FitData, kept_mask
-from depthwidth.chinchilla.lawfit import LawFit, chinchilla_starts, huber, loss_options
+from depthwidth.laws import lawfit
+from depthwidth.laws.law import CHINCHILLA, FitData, kept_mask
+from depthwidth.laws.lawfit import LawFit, chinchilla_starts, huber, loss_options
 from depthwidth.integrity import read_table, write_json
 
 log = logging.getLogger("depthwidth.chinchilla")

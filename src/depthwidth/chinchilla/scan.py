@@ -13,7 +13,7 @@ import pandas as pd
 
 from depthwidth.chinchilla.adam import fit_adam_batch
 from depthwidth.chinchilla.fit import fit_law, main_fit, paper_stderrs
-from depthwidth.chinchilla.law import PARAMS, select_points
+from depthwidth.laws.law import PARAMS, select_points
 from depthwidth.integrity import read_table, write_table
 
 log = logging.getLogger("depthwidth.chinchilla")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.identify import interval_text, sweep_shape, verdict
-from depthwidth.chinchilla.law import PARAMS, decomposed_law, kept_mask, select_points
+from depthwidth.laws.law import PARAMS, decomposed_law, kept_mask, select_points
 from depthwidth.chinchilla.shape import fit_scales, shape_table
 from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
 from depthwidth.integrity import read_json, read_table, write_table

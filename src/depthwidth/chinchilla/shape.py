@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
-from depthwidth.chinchilla.law import PARAMS
+from depthwidth.laws.law import PARAMS
 
 
 def shape_exponents(alpha_m: float, alpha_l: float) -> dict:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth.chinchilla.law import kept_mask
+from depthwidth.laws.law import kept_mask
 from depthwidth.download.fetch import check_pinned, load_manifest
 from depthwidth.integrity import read_table, write_table
 

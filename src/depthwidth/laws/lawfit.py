@@ -23,7 +23,7 @@ import lmfit
 import numpy as np
 import pandas as pd
 
-from depthwidth.chinchilla.law import (
+from depthwidth.laws.law import (
     ALPHA_BOUNDS,
     DECOMPOSED,
     HOFFMANN_INIT,
