@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from depthwidth.depth_toy.model import make_teacher  # noqa: E402
 from depthwidth.depth_toy.train import TrainSettings, train_students  # noqa: E402
-from depthwidth.fits import power_law_fit  # noqa: E402
+from depthwidth.laws.loglog import power_law_fit  # noqa: E402
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import yaml
 from _helpers import SHARED_DATA
 from _pipeline import run_snakemake
 from depthwidth.chinchilla import identify, sweeps
-from depthwidth.laws import law, lawfit
+from depthwidth.laws import law, lawfit, profile
 
 OPENLM = SHARED_DATA / "openlm_scaling"
 needs_openlm = pytest.mark.skipif(
@@ -83,13 +83,13 @@ def test_profile_interval_covers_truth_and_flags_flat_direction():
     df = good_sweep()
     res, d, how = fit_sweep(df, n_starts=4)
     best, se = how.values(res, d), how.stderrs(res, d)
-    grid = identify.refine_grid([0.6, 2.0], best["alpha_l"], se["alpha_l"], n_fine=9)
-    prof = identify.profile(d, how, "alpha_l", grid, best=best, n_starts=0)
-    iv = identify.profile_interval(prof, min(res.chisqr, prof["ssr"].min()), len(d), res.nvarys, 3.84)
+    grid = profile.refine_grid([0.6, 2.0], best["alpha_l"], se["alpha_l"], n_fine=9)
+    prof = profile.profile(d, how, "alpha_l", grid, best=best, n_starts=0)
+    iv = profile.profile_interval(prof, min(res.chisqr, prof["ssr"].min()), len(d), res.nvarys, 3.84)
     assert iv["lo"] < TRUE["alpha_l"] < iv["hi"]
     # a flat profile (every SSR equal) has no closed end
     flat = pd.DataFrame({"value": [0.5, 1.0, 2.0], "ssr": [1.0, 1.0, 1.0]})
-    assert identify.profile_interval(flat, 1.0, 50, 7, 1.0) == {
+    assert profile.profile_interval(flat, 1.0, 50, 7, 1.0) == {
         "level": 1.0,
         "lo": None,
         "hi": None,
@@ -292,7 +292,7 @@ def test_identify_summary_small():
 
 def test_profile_keeps_other_fixed_parameters():
     df = good_sweep()
-    prof = identify.profile(
+    prof = profile.profile(
         identify.to_data(df),
         identify.sweep_fit(fixed={"alpha_D": 0.5}),
         "alpha_l",

@@ -22,7 +22,7 @@ from depthwidth.superposition.data import (
     feature_probabilities,
     parse_distribution,
 )
-from depthwidth.fits import power_law_fit as fit_power_law
+from depthwidth.laws.loglog import power_law_fit as fit_power_law
 from depthwidth.superposition.batch import Batch, Workspace
 from depthwidth.superposition.grads import loss_and_grads, loss_and_grads_features
 from depthwidth.superposition.pipeline import cells

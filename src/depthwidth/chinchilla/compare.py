@@ -4,21 +4,14 @@ information criteria, with the split each implies (width/depth at fixed N; N*, D
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from depthwidth.laws import lawfit
+from depthwidth.laws.compare import information_criteria, lower
 from depthwidth.laws.law import CHINCHILLA, FitData
 from depthwidth.laws.lawfit import LawFit
 from depthwidth.chinchilla.replication import compute_optimal
 from depthwidth.chinchilla.shape import shape_exponents
-
-
-def information_criteria(ssr: float, n: int, k: int) -> dict:
-    """AIC = n ln(SSR/n) + 2k and BIC = n ln(SSR/n) + k ln n of a fit with Gaussian log residuals (SSR the
-    sum of squared log residuals at the fit, k its free parameters)."""
-    base = n * np.log(ssr / n)
-    return {"aic": float(base + 2 * k), "bic": float(base + k * np.log(n)), "k": k}
 
 
 def law_summary(d: FitData, how: LawFit, res, boot: pd.DataFrame, heldout: dict | None) -> dict:
@@ -86,7 +79,7 @@ def compare_laws(
         "kind": "N* ∝ C^a, D* ∝ C^b at fixed C = 6ND",
         **compute_optimal(vc["alpha"], vc["beta"]),
     }
-    better = {key: ("decomposed" if dec[key] < chin[key] else "chinchilla") for key in ("aic", "bic")}
+    better = lower(dec, chin, ("decomposed", "chinchilla"))
     if heldout and hc:
         better["heldout"] = (
             "decomposed" if heldout["rmse_log_test_mean"] < hc["rmse_log_test_mean"] else "chinchilla"

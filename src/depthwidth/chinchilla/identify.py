@@ -28,6 +28,8 @@ from depthwidth.laws import lawfit
 from depthwidth.chinchilla.compare import compare_laws
 from depthwidth.laws.law import ALPHA_BOUNDS, FitData
 from depthwidth.laws.lawfit import LawFit
+from depthwidth.laws.loglog import linear_r2
+from depthwidth.laws.profile import CHI2_LEVELS, profile, profile_interval, refine_grid
 from depthwidth.chinchilla.shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
 
@@ -36,7 +38,6 @@ log = logging.getLogger("depthwidth.chinchilla.identify")
 EXPONENTS = ("alpha_m", "alpha_l", "alpha_D")
 # Above this |corr(log D, log N)| a sweep's tokens count as tied to model size.
 TIED_THRESHOLD = 0.9
-CHI2_LEVELS = {"68%": 1.0, "95%": 3.84}
 # Default profile grid of an exponent (refined around the best fit by ``refine_grid``).
 DEFAULT_GRID = np.round(np.geomspace(0.05, 4.0, 25), 4)
 
@@ -149,83 +150,6 @@ def correlation_from_bootstrap(samples: pd.DataFrame) -> dict:
     }
 
 
-def profile(
-    d: FitData,
-    how: LawFit,
-    param: str,
-    grid,
-    *,
-    best: dict | None = None,
-    n_starts: int = 2,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """``param`` fixed at each grid value, the rest refitted (``how.fixed`` stays fixed): one row per value
-    with ``value``, ``ssr`` and the refitted exponents. Each refit starts from its neighbour's solution
-    (continuation, both directions from the point nearest ``best``), from ``best`` and from ``n_starts``
-    random starts. ``objective`` is what ``how`` minimises (``ssr`` itself for the sum of squares)."""
-    grid = np.sort(np.asarray(grid, float))
-    if best is None:
-        best = how.values(lawfit.fit(d, how, seed=seed), d)
-    centre = int(np.argmin(np.abs(grid - best[param])))
-    out: dict[int, dict] = {}
-    for order in (range(centre, len(grid)), range(centre, -1, -1)):
-        prev = best
-        for i in order:
-            at = how.holding(**{param: grid[i]})
-            res = lawfit.fit(d, at, n_starts=n_starts, seed=seed + 7 * i, inits=[prev, best])
-            v = at.values(res, d)
-            if i not in out or res.objective < out[i]["objective"]:
-                out[i] = {
-                    "value": float(grid[i]),
-                    "ssr": float(res.chisqr),
-                    **{a: v[a] for a in EXPONENTS},
-                    "objective": float(res.objective),
-                }
-            prev = v
-    return pd.DataFrame([out[i] for i in sorted(out)])
-
-
-def refine_grid(grid, best: float, stderr: float | None, n_fine: int = 17, width: float = 4.0) -> np.ndarray:
-    """``grid`` plus the best value and ``n_fine`` points across best ± ``width``·stderr (within the
-    exponent bounds), so that a narrow interval is resolved as well as a wide one."""
-    pts = [np.asarray(grid, float), [best]]
-    if stderr is not None and np.isfinite(stderr) and stderr > 0:
-        pts.append(best + stderr * np.linspace(-width, width, n_fine))
-    g = np.unique(np.round(np.concatenate(pts), 6))
-    return g[(g >= ALPHA_BOUNDS[0]) & (g <= ALPHA_BOUNDS[1])]
-
-
-def profile_interval(
-    prof: pd.DataFrame, ssr_min: float, n: int, p: int, level: float, column: str = "ssr", factor: float = 1.0
-) -> dict:
-    """Where Δχ² = factor·(SSR − SSR_min)/s² ≤ ``level`` (s² = SSR_min/(n − p)), by linear interpolation
-    between grid values. An end that the grid does not close (Δχ² never reaches ``level`` on that side) is
-    None. ``column``: the profile's objective (``ssr``; ``objective`` with ``factor`` 2 for the Huber loss,
-    the Laplace likelihood ratio where |r| > δ for most rows). Returns {"level", "lo", "hi", "closed_lo",
-    "closed_hi"}."""
-    s2 = ssr_min / max(n - p, 1)
-    x = prof["value"].to_numpy(float)
-    chi = factor * (prof[column].to_numpy(float) - ssr_min) / s2
-    i0 = int(np.argmin(chi))
-    lo = hi = None
-    for i in range(i0, 0, -1):
-        if chi[i - 1] > level:
-            lo = float(np.interp(level, [chi[i], chi[i - 1]], [x[i], x[i - 1]]))
-            break
-    for i in range(i0, len(x) - 1):
-        if chi[i + 1] > level:
-            hi = float(np.interp(level, [chi[i], chi[i + 1]], [x[i], x[i + 1]]))
-            break
-    return {
-        "level": level,
-        "lo": lo,
-        "hi": hi,
-        "closed_lo": lo is not None,
-        "closed_hi": hi is not None,
-        "grid": [float(x[0]), float(x[-1])],
-    }
-
-
 def tokens_vs_size(df: pd.DataFrame, threshold: float = TIED_THRESHOLD) -> dict:
     """How far the sweep ties tokens to model size. N = ``params`` where every row has it, else
     12·depth·width² (non-embedding). Returns corr(log D, log N), R² of log D on (log width, log depth)
@@ -235,13 +159,8 @@ def tokens_vs_size(df: pd.DataFrame, threshold: float = TIED_THRESHOLD) -> dict:
     N = size(df)
     logD = np.log(df["tokens"].to_numpy(float))
     r = float(np.corrcoef(logD, np.log(N))[0, 1]) if np.std(logD) > 0 else float("nan")
-    X = np.column_stack(
-        [np.ones(len(df)), np.log(df["width"].to_numpy(float)), np.log(df["depth"].to_numpy(float))]
-    )
-    coef, *_ = np.linalg.lstsq(X, logD, rcond=None)
-    resid = logD - X @ coef
-    ss = float(((logD - logD.mean()) ** 2).sum())
-    r2 = 1.0 - float((resid**2).sum()) / ss if ss > 0 else float("nan")
+    shape = [np.ones(len(df)), np.log(df["width"].to_numpy(float)), np.log(df["depth"].to_numpy(float))]
+    r2 = linear_r2(logD, shape)
     per_shape = df.groupby(["width", "depth"])["tokens"].nunique()
     return {
         "corr_logD_logN": r,

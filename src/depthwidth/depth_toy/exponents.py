@@ -1,5 +1,5 @@
 """Depth exponents of the depth toy: the test loss of students of depth ℓ is fitted as L = c · ℓ^(−α_ℓ) by
-least squares on log L vs log ℓ (``depthwidth.fits.power_law_fit``; all replicates pooled). The standard
+least squares on log L vs log ℓ (``depthwidth.laws.loglog.power_law_fit``; all replicates pooled). The standard
 error of α_ℓ is the OLS one, so it includes the scatter between replicates and around the power law.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from depthwidth.fits import power_law_fit
+from depthwidth.laws.loglog import power_law_fit
 
 
 def fit_depth_exponent(depths, losses) -> dict:

@@ -1,6 +1,7 @@
-"""The decomposed scaling law L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0 and the points it is fitted to:
-``PowerLaw`` (a sum of power laws plus an offset; ``DECOMPOSED`` is this law), ``FitData`` (the one data
-class of every fit) and the point selection. The fitting itself is ``lawfit``'s.
+"""The sums of power laws the fitting layer fits on the log residual, and the data every law is fitted to:
+``PowerLaw`` (a sum of power laws plus an offset; ``DECOMPOSED`` is the decomposed law
+L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0, ``CHINCHILLA`` the Chinchilla law), ``FitData`` (the one data
+class of every fit of the layer) and the point selection. The fitting itself is ``lawfit``'s.
 
 Units follow Liu et al. (2026): m = d_model · width_scale, ℓ = n_layers · depth_scale (100 by default),
 D = tokens · tokens_scale (1e-6 by default).
@@ -31,7 +32,7 @@ PAPER_INIT = {
 class PowerLaw:
     """A law L = Σ_i c_i · x_i^(−α_i) + offset. ``terms``: (coefficient, exponent, variable) per term, the
     variable a key of :meth:`FitData.variables`; ``offset``: the name of the constant (one per group where
-    a fit asks for it). The fitting core (``depthwidth.chinchilla.lawfit``) fits any such law: coefficients
+    a fit asks for it). The fitting core (``depthwidth.laws.lawfit``) fits any such law: coefficients
     as logs, exponents within ``ALPHA_BOUNDS``, the offset between 0 and the lowest loss."""
 
     name: str
@@ -82,38 +83,50 @@ def decomposed_law(m, ell, D, c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0):
 
 @dataclass
 class FitData:
-    """Points in fit units, every array of shape (n,): m (width), ell (depth), D (tokens), loss
-    (nats/token), ``g`` the group of each row (0 … G−1, default all 0) with ``groups`` their names,
-    ``units`` the value of each original column that is 1 in fit units (recorded, not applied) and ``N``
-    the parameter count of each run (the Chinchilla law's variable; None where not given). The one data
-    class of every fit of the stage."""
+    """The one data class of every fit: the law's variables by name, every array of shape (n,): m (width),
+    ell (depth), D (tokens) and N (parameters) where a law uses them (None where not), ``loss`` the fitted
+    quantity (nats/token for the losses), ``g`` the group of each row (0 … G−1, default all 0) with
+    ``groups`` their names, ``units`` the value of each original column that is 1 in fit units (recorded,
+    not applied) and ``unit`` an optional label per row naming the resampling unit of a bootstrap (a
+    model, a seed, a run; None: each row is its own unit)."""
 
-    m: np.ndarray
-    ell: np.ndarray
-    D: np.ndarray
-    loss: np.ndarray
+    m: np.ndarray | None = None
+    ell: np.ndarray | None = None
+    D: np.ndarray | None = None
+    loss: np.ndarray | None = None
     g: np.ndarray | None = None
     groups: list[str] = field(default_factory=lambda: ["all"])
     units: dict = field(default_factory=dict)
     N: np.ndarray | None = None
+    unit: np.ndarray | None = None
 
     def __post_init__(self):
+        if self.loss is None:
+            raise ValueError("FitData needs the fitted values (loss)")
         if self.g is None:
             self.g = np.zeros(len(self.loss), int)
 
     def take(self, idx) -> "FitData":
-        N = None if self.N is None else self.N[idx]
+        def pick(a):
+            return None if a is None else a[idx]
+
         return FitData(
-            self.m[idx], self.ell[idx], self.D[idx], self.loss[idx], self.g[idx], self.groups, self.units, N
+            pick(self.m),
+            pick(self.ell),
+            pick(self.D),
+            self.loss[idx],
+            self.g[idx],
+            self.groups,
+            self.units,
+            pick(self.N),
+            pick(self.unit),
         )
 
     def variables(self) -> dict[str, np.ndarray]:
-        """The law's variables by name (the ``terms`` of a :class:`PowerLaw` refer to these keys); ``N``
-        where the data have it."""
-        x = {"m": self.m, "ell": self.ell, "D": self.D}
-        if self.N is not None:
-            x["N"] = self.N
-        return x
+        """The law's variables by name (the ``terms`` of a :class:`PowerLaw` refer to these keys): those of
+        m, ell, D and N the data have."""
+        names = {"m": self.m, "ell": self.ell, "D": self.D, "N": self.N}
+        return {k: v for k, v in names.items() if v is not None}
 
     def __len__(self) -> int:
         return len(self.loss)

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from depthwidth.fits import power_law_fit
+from depthwidth.laws.loglog import power_law_fit
 from depthwidth.integrity import check_sealed, read_json, read_table
 from depthwidth.lm_head.tables import LOSS_COLUMNS
 from depthwidth.lm_head.token_frequencies import rank_frequency

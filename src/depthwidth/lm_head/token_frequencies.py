@@ -6,7 +6,7 @@ give a loss nearly flat in width, far from the α_m ≈ 0.91 that LLMs show.
   (LLMs/token-freq-0.py) counts them: documents in stream order, each tokenized on its own without
   special tokens; empty or whitespace-only documents skipped; the document that reaches N counted whole.
 - ``rank_frequency``, ``zipf_fit``: the rank-frequency curve and the fit of its exponent α over a rank
-  range (``depthwidth.fits.power_law_fit``: OLS on log p against log rank).
+  range (``depthwidth.laws.loglog.power_law_fit``: OLS on log p against log rank).
 - ``lm_head_token_counts``, ``lm_head_token_fit``: the rules of the same names.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.integrity import read_json, read_table, write_json, write_table
-from depthwidth.fits import power_law_fit
+from depthwidth.laws.loglog import power_law_fit
 
 log = logging.getLogger("depthwidth.lm_head")
 

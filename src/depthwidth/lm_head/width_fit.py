@@ -13,12 +13,14 @@ from pathlib import Path
 import numpy as np
 
 from depthwidth.integrity import write_json, write_table
+from depthwidth.laws.group_offsets import fit_group_offsets
 
 log = logging.getLogger("depthwidth.lm_head")
 
 
 def fit_width_law(width, loss, group, min_widths: int = 3) -> dict:
-    """Fit L = A / m^α + B_g (lmfit, least squares): A and α shared, one B per group.
+    """Fit L = A / m^α + B_g: A and α shared, one B per group (the fitting layer's group-offset law,
+    ``depthwidth.laws.group_offsets``).
 
     ``width`` (n,) residual widths m, ``loss`` (n,) mean losses in nats, ``group`` (n,) labels (e.g.
     "opt / wikitext"). Returns a dict with ``status`` "ok" and alpha, alpha_err (standard error from the
@@ -26,61 +28,7 @@ def fit_width_law(width, loss, group, min_widths: int = 3) -> dict:
     ``reason`` when the data cannot determine α (fewer than ``min_widths`` distinct widths, no group
     with two widths, or no more points than parameters).
     """
-    import lmfit
-
-    m = np.asarray(width, dtype=np.float64)
-    y = np.asarray(loss, dtype=np.float64)
-    g = np.asarray([str(x) for x in group])
-    groups = list(dict.fromkeys(g))
-    n_widths = len(np.unique(m))
-    widths_per_group = {k: len(np.unique(m[g == k])) for k in groups}
-    base = {"n_points": len(m), "n_widths": int(n_widths), "groups": groups}
-    n_params = 2 + len(groups)
-    reason = None
-    if n_widths < min_widths:
-        reason = f"only {n_widths} distinct width(s) ({', '.join(str(int(x)) for x in np.unique(m))}); need {min_widths}"
-    elif max(widths_per_group.values()) < 2:
-        reason = "no group (family, corpus) has two widths, so every offset B_g absorbs its point"
-    elif len(m) <= n_params:
-        reason = f"{len(m)} points for {n_params} parameters"
-    if reason:
-        return {"status": "skipped", "reason": reason, **base}
-    scale = float(np.exp(np.mean(np.log(m))))  # fit in m / m̄ so A is of order the loss range
-    x = m / scale
-    idx = np.array([groups.index(k) for k in g])
-    params = lmfit.Parameters()
-    params.add("alpha", value=1.0, min=0.0, max=5.0)
-    spread = max(float(y.max() - y.min()), 1e-3)
-    params.add("A", value=spread, min=0.0)
-    for k in range(len(groups)):
-        params.add(f"B{k}", value=float(y[idx == k].min()) - 0.5 * spread)
-
-    def resid(p):
-        b = np.array([p[f"B{k}"].value for k in range(len(groups))])
-        return p["A"].value * x ** (-p["alpha"].value) + b[idx] - y
-
-    res = lmfit.minimize(resid, params, method="leastsq")
-    a_err = res.params["alpha"].stderr
-    A_err = res.params["A"].stderr
-    # A refers to m in units of `scale`; convert back to L = A' / m^α with A' = A · scale^α
-    alpha = res.params["alpha"].value
-    A = res.params["A"].value * scale**alpha
-    return {
-        "status": "ok",
-        **base,
-        "alpha": float(alpha),
-        "alpha_err": float(a_err) if a_err is not None else None,
-        "A": float(A),
-        "A_err": float(A_err * scale**alpha) if A_err is not None else None,
-        "B": {name: float(res.params[f"B{k}"].value) for k, name in enumerate(groups)},
-        "B_err": {
-            name: (float(res.params[f"B{k}"].stderr) if res.params[f"B{k}"].stderr is not None else None)
-            for k, name in enumerate(groups)
-        },
-        "redchi": float(res.redchi),
-        "width_scale": scale,
-        "success": bool(res.success),
-    }
+    return fit_group_offsets(width, loss, group, min_widths=min_widths).as_dict()
 
 
 def width_law(m, A: float, alpha: float, B: float):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from safetensors.numpy import load_file
 
-from depthwidth.fits import power_law_fit
+from depthwidth.laws.loglog import power_law_fit
 from depthwidth.superposition.analysis import cell_metrics, theory_exponent
 from depthwidth.integrity import check_sealed, write_table
 from depthwidth.superposition.grid import parse_distribution
