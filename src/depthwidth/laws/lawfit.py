@@ -31,6 +31,7 @@ from depthwidth.laws.law import (
     FitData,
     PowerLaw,
 )
+from depthwidth.laws.model import NON_FINITE_RESIDUAL, log_residual  # noqa: F401 (NON_FINITE_RESIDUAL: part of the API)
 from depthwidth.logs import Progress
 
 # Bounds of each fitted log coefficient ln c. e^−20 ≈ 2e−9 of a loss near 2 nats is no term at all: the
@@ -38,8 +39,6 @@ from depthwidth.logs import Progress
 # sweep's runaway term, α at its bound of 10, comes near it). Trust-region steps scale with the distance to
 # a bound, so moving it moves where a fit stops inside a flat direction.
 LOG_C_BOUNDS = (-20.0, 30.0)
-# Residual of a row whose prediction is not positive and finite (a trial step can leave the domain).
-NON_FINITE_RESIDUAL = 1e3
 # The objectives a fit can minimise over the log residuals r (config key ``loss``): ``squared`` Σ r²,
 # ``huber`` Σ Huber_δ(r) (½r² for |r| ≤ δ, δ(|r| − δ/2) beyond: Hoffmann et al.'s and Besiroglu et al.'s).
 LOSSES = ("squared", "huber")
@@ -207,10 +206,7 @@ class LawFit:
 
     def residual(self, p: lmfit.Parameters, d: FitData) -> np.ndarray:
         """log L − log L̂ per row (``NON_FINITE_RESIDUAL`` where L̂ is not positive and finite)."""
-        pred = self.predict(self.lmfit_values(p), d)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.log(d.loss) - np.log(pred)
-        return np.where(np.isfinite(r), r, NON_FINITE_RESIDUAL)
+        return log_residual(d.loss, self.predict(self.lmfit_values(p), d))
 
     def jacobian(self, p: lmfit.Parameters, d: FitData) -> np.ndarray:
         """The analytic Jacobian of :meth:`residual` (``log_residual_jacobian``)."""

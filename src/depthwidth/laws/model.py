@@ -18,8 +18,16 @@ import numpy as np
 
 from depthwidth.laws.law import FitData
 
-# Residual of a row whose prediction is not positive and finite on the log scale.
+# Log residual of a row whose prediction is not positive and finite (a trial step can leave the domain).
 NON_FINITE_RESIDUAL = 1e3
+
+
+def log_residual(loss: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """log L − log L̂ per row, ``NON_FINITE_RESIDUAL`` where L̂ is not positive and finite (a trial step can
+    leave the domain): the residual of every law fitted on the log scale."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.log(loss) - np.log(pred)
+    return np.where(np.isfinite(r), r, NON_FINITE_RESIDUAL)
 
 
 class Law:
@@ -42,13 +50,9 @@ class Law:
         raise NotImplementedError(f"law {self.name!r} declares no prediction")
 
     def residual(self, p: lmfit.Parameters, d: FitData) -> np.ndarray:
-        """``linear``: L̂ − L; ``log``: log L − log L̂ (``NON_FINITE_RESIDUAL`` where L̂ is not positive)."""
+        """``linear``: L̂ − L; ``log``: log L − log L̂ (:func:`log_residual`)."""
         pred = self.predict({k: q.value for k, q in p.items()}, d)
-        if self.scale == "linear":
-            return pred - d.loss
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.log(d.loss) - np.log(pred)
-        return np.where(np.isfinite(r), r, NON_FINITE_RESIDUAL)
+        return pred - d.loss if self.scale == "linear" else log_residual(d.loss, pred)
 
     jacobian = None
 
