@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
+from test_imports import import_graph
 
 from depthwidth.laws import law, model, resample
 from depthwidth.laws.group_offsets import fit_group_offsets, grouped_data
@@ -128,6 +129,16 @@ def test_no_fitting_code_outside_the_layer():
         rel = path.relative_to(PACKAGE.parent).with_suffix("")
         present |= {(".".join(rel.parts), h) for h in fitting_code(path)}
     assert found <= present
+
+
+def test_the_layer_imports_no_stage():
+    """The layer is at the ground floor: its modules import each other and ``depthwidth.logs`` only."""
+    above = {
+        mod: sorted(d for d in deps if not d.startswith("depthwidth.laws") and d != "depthwidth.logs")
+        for mod, deps in import_graph().items()
+        if mod.startswith("depthwidth.laws")
+    }
+    assert len(above) >= 9 and not any(above.values()), above
 
 
 def test_the_scan_finds_a_fit_added_outside_the_layer(tmp_path):
