@@ -121,28 +121,38 @@ def test_speed_params_is_a_derived_params_function_snakemake_does_not_compare():
         speed_params({"steps": 10}, keys, "stage")
 
 
-def test_every_speed_key_of_every_stage_is_a_schema_key_left_out_of_its_params(config):
-    """Each stage's SPEED_KEYS are keys of its section in the validated config (so a renamed key fails
-    here) and none of them is a rerun-triggering param of that stage's job."""
+def test_every_speed_key_of_every_rule_is_a_schema_key_left_out_of_its_params(config):
+    """For every rule with speed keys in a stage's RULES table: they are keys of its config section (so a
+    renamed key fails here), reach the job as ``speed``, a params function Snakemake does not compare, and
+    none of them is in the job's other, rerun-triggering params."""
+    from snakemake.rules import Rule
+
     from depthwidth.causal_tracing import pipeline as ct
     from depthwidth.depth_toy import pipeline as dt
     from depthwidth.hidden_states import pipeline as hs
     from depthwidth.lm_head import pipeline as lm
+    from depthwidth.rules import RuleTable, job_params
     from depthwidth.superposition import pipeline as sp
 
     cfg = validate_config(config)
-    variant = next(iter(cfg["depth_toy"]["variants"]))
-    fact = cfg["causal_tracing"]["facts"][0]["name"]
-    cases = [
-        (sp.speed_params(cfg), sp.train_params(cfg), sp.SPEED_KEYS),
-        (dt.speed_params(cfg), dt.train_params(cfg, variant), dt.SPEED_KEYS),
-        (hs.speed_params(cfg), hs.extract_params(cfg), hs.SPEED_KEYS),
-        (ct.speed_params(cfg), ct.trace_params(cfg, fact), ct.SPEED_KEYS),
-        (lm.loss_speed_params(cfg), lm.loss_params(cfg), lm.SPEED_KEYS),
-    ]
-    for fn, params, keys in cases:
-        speed = fn(wildcards=None, output=[])
-        assert sorted(speed) == sorted(keys) and not set(keys) & set(params), (keys, params)
+    job = {
+        "variant": next(iter(cfg["depth_toy"]["variants"])),
+        "fact": cfg["causal_tracing"]["facts"][0]["name"],
+    }
+    checked = []
+    for pipeline in (sp, dt, hs, ct, lm):
+        for name, rule in pipeline.RULES.items():
+            if rule.speed is None:
+                continue
+            kw = {"variant": job["variant"]} if pipeline is dt else {}
+            params = job_params(cfg, pipeline, name, {"fact": job["fact"]}, **kw)
+            speed, keys = params.pop("speed"), rule.speed.keys
+            assert Rule._is_deriving_function(RuleTable(cfg, pipeline).params(name, **kw)["speed"])
+            assert sorted(speed) == sorted(keys), (name, keys)
+            named = set(params) | {k for p in params.values() if isinstance(p, dict) for k in p}
+            assert not set(keys) & named, (name, keys)
+            checked.append(name)
+    assert len(checked) == 5, checked
 
 
 def test_misspelt_key_gets_did_you_mean(config):
