@@ -11,7 +11,6 @@ from depthwidth.config import (
     config_hash,
     deep_merge,
     result_params,
-    speed_params,
     validate_config,
 )
 
@@ -102,23 +101,30 @@ def test_result_params_sorts_keys_and_drops_speed_keys():
     assert list(result_params({"b": 1, "a": 2})) == ["a", "b"]
 
 
-def test_speed_params_is_a_derived_params_function_snakemake_does_not_compare():
-    """The speed keys reach a job through a params function of ``output``: Snakemake's own test of a
-    derived params function (the ones it leaves out of the params rerun trigger) says yes, the plain
-    ``result_params`` dict says no, and the two together hold every key exactly once."""
-    from snakemake.rules import Rule
+def test_speed_entry_is_a_derived_params_function_snakemake_does_not_compare():
+    """The speed keys reach a job as the ``speed`` entry of its params, a params function of ``output``:
+    Snakemake's own test of a derived params function (the ones it leaves out of the params rerun
+    trigger) says yes, the result params say no, and the two together hold every key exactly once."""
+    from types import SimpleNamespace
 
-    subtree = {"steps": 10, "batch_tokens": 4096, "lr": 0.1, "checkpoint_every": 5}
+    from snakemake.rules import Rule as SnakemakeRule
+
+    from depthwidth.rules import Keys, Rule, RuleTable, Speed, job_params
+
     keys = ("checkpoint_every", "batch_tokens")
-    fn = speed_params(subtree, keys, "stage")
-    assert Rule._is_deriving_function(fn) and not Rule._is_deriving_function(result_params(subtree, keys))
-    speed = fn(wildcards=None, output=["out"])
-    assert list(speed) == ["batch_tokens", "checkpoint_every"] and speed["batch_tokens"] == 4096
-    assert {**result_params(subtree, keys), **speed} == subtree
-    speed["batch_tokens"] = 1  # a job editing its copy changes nothing for the next job
-    assert fn(None, [])["batch_tokens"] == 4096
-    with pytest.raises(ConfigError, match=r"'stage\.checkpoint_every' is missing"):
-        speed_params({"steps": 10}, keys, "stage")
+    config = {"stage": {"steps": 10, "batch_tokens": 4096, "lr": 0.1, "checkpoint_every": 5}}
+    rule = Rule(params={"run": Keys("stage", drop=keys)}, speed=Speed("stage", keys))
+    stage = SimpleNamespace(__name__="depthwidth.stage.pipeline", RULES={"stage_run": rule})
+    params = RuleTable(config, stage).params("stage_run")
+    assert SnakemakeRule._is_deriving_function(params["speed"])
+    assert not SnakemakeRule._is_deriving_function(params["run"])
+    job = job_params(config, stage, "stage_run")
+    assert list(job["speed"]) == ["batch_tokens", "checkpoint_every"] and job["speed"]["batch_tokens"] == 4096
+    assert {**job["run"], **job["speed"]} == config["stage"] and list(job["run"]) == ["lr", "steps"]
+    job["speed"]["batch_tokens"] = 1  # a job editing its copy changes nothing for the next job
+    assert job_params(config, stage, "stage_run")["speed"]["batch_tokens"] == 4096
+    with pytest.raises(ConfigError, match=r"'stage\.batch_tokens'.* is missing"):
+        job_params({"stage": {"steps": 10}}, stage, "stage_run")
 
 
 def test_every_speed_key_of_every_rule_is_a_schema_key_left_out_of_its_params(config):

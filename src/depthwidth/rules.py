@@ -127,9 +127,10 @@ class RuleTable:
         out = {k: _param(config, v, kw) for k, v in rule.params.items()}
         # A rerun trigger common to every rule is one line here (``self.stage[name]`` is the rule's stage).
         if rule.speed:
-            out["speed"] = _speed(config, rule.speed)
+            path, keys = rule.speed.path, sorted(rule.speed.keys)
+            out["speed"] = _derived(lambda: {k: lookup(config, f"{path}.{k}") for k in keys})
         if rule.sources:
-            out["sources"] = _sources(self.sources)
+            out["sources"] = _derived(self.sources)
         return out
 
     def threads(self, name: str, **kw):
@@ -147,45 +148,31 @@ class RuleTable:
 
 
 def _param(config: dict, spec, kw: dict):
-    """A params entry: a function of the job's wildcards, so Snakemake keeps it as a rerun trigger."""
+    """A params entry as a function of the job's wildcards (so Snakemake keeps it as a rerun trigger)."""
     if isinstance(spec, Key):
-        return _wildcards_fn(lambda w: lookup(config, spec.path, {**kw, **w}))
+        return _per_job(lambda w: lookup(config, spec.path, {**kw, **w}))
     if isinstance(spec, Keys):
-
-        def subtree(w):
-            sub = lookup(config, spec.path, {**kw, **w})
-            return result_params({k: sub[k] for k in spec.only} if spec.only else sub, spec.drop)
-
-        return _wildcards_fn(subtree)
+        pick = lambda sub: {k: sub[k] for k in spec.only} if spec.only else sub  # noqa: E731
+        return _per_job(lambda w: result_params(pick(lookup(config, spec.path, {**kw, **w})), spec.drop))
     if isinstance(spec, Call):
-        return _wildcards_fn(lambda w: spec.fn(config, w, **kw))
+        return _per_job(lambda w: spec.fn(config, w, **kw))
     raise TypeError(f"params entry {spec!r}: use Key, Keys or Call")
 
 
-def _wildcards_fn(fn):
+def _per_job(fn):
     def param(wildcards):
         return fn(dict(wildcards.items()))
 
     return param
 
 
-def _speed(config: dict, speed: Speed):
-    """The speed keys as a params function of ``output``: not a rerun trigger."""
+def _derived(fn):
+    """A params function of ``output``: Snakemake leaves it out of the params it compares."""
 
-    def params(wildcards, output):
-        sub = lookup(config, speed.path)
-        return {k: sub[k] for k in sorted(speed.keys)}
+    def param(wildcards, output):
+        return fn()
 
-    return params
-
-
-def _sources(sources: Callable):
-    """Where a rule fetches from (mirrors, network), a params function of ``output``: not a rerun trigger."""
-
-    def params(wildcards, output):
-        return sources()
-
-    return params
+    return param
 
 
 def _value(config: dict, spec, kw: dict, grow: bool):
