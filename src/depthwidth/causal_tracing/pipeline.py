@@ -29,16 +29,12 @@ def enabled(config: dict) -> bool:
 
 def check(config: dict) -> None:
     """Errors the schema cannot express, raised before any job starts: unknown models, duplicate fact names."""
-    cfg = section(config)
-    known = config.get("models") or {}
-    unknown = [m for m in cfg["models"] if m not in known]
-    if unknown:
-        raise ConfigError(
-            f"config key 'causal_tracing.models' names {', '.join(map(repr, unknown))}, which is not in the models "
-            f"section (known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it."
-        )
     from depthwidth.models.load import ENCODER_FAMILIES
+    from depthwidth.models.pipeline import unknown_model_errors
 
+    cfg, known = section(config), config.get("models") or {}
+    for error in unknown_model_errors(config, "causal_tracing.models", cfg["models"]):
+        raise ConfigError(error)
     encoders = [m for m in cfg["models"] if known[m].get("family") in ENCODER_FAMILIES]
     if encoders:
         raise ConfigError(

@@ -25,14 +25,10 @@ def check(config: dict) -> None:
     """A model name missing from ``models:`` (a typo) stops here, naming the key, rather than later as a
     MissingInputException about files of a model that can never exist."""
     from depthwidth.download.pipeline import local_file_errors
+    from depthwidth.models.pipeline import unknown_model_errors
 
-    known = config.get("models") or {}
-    unknown = [m for m in config["hidden_states"]["models"] if m not in known]
-    if unknown:
-        raise ConfigError(
-            f"config key 'hidden_states.models' names {', '.join(map(repr, unknown))}, which is not in the "
-            f"models section (known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it."
-        )
+    for error in unknown_model_errors(config, "hidden_states.models", config["hidden_states"]["models"]):
+        raise ConfigError(error)
     errors = local_file_errors(config)
     if errors:
         raise ConfigError("Invalid configuration (nothing was run):\n  - " + "\n  - ".join(errors))

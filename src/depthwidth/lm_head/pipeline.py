@@ -134,16 +134,11 @@ _CORPUS_KEYS = {"fineweb": (), "raw": ("path",), "local": ("path",), "hub": ("da
 
 def _model_errors(config: dict, key: str, names: list[str]) -> list[str]:
     from depthwidth.models.load import ModelError, model_spec
+    from depthwidth.models.pipeline import unknown_model_errors
 
     known = config.get("models") or {}
-    errors = []
-    for name in names:
-        if name not in known:
-            errors.append(
-                f"config key '{key}' names '{name}', which is not in the models section "
-                f"(known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it."
-            )
-            continue
+    errors = unknown_model_errors(config, key, names)
+    for name in (n for n in names if n in known):
         try:
             model_spec(name, known[name])
         except ModelError as e:
