@@ -104,8 +104,10 @@ def gpu_resources(gpus: int) -> dict:
 class RuleTable:
     """The ``RULES`` tables of the stages, bound to the validated config (see the module docstring)."""
 
-    def __init__(self, config: dict, *pipelines, sources: Callable | None = None):
-        self.config, self.sources, self.rules, self.stage = config, sources, {}, {}
+    def __init__(self, config: dict, *pipelines, sources: Callable | None = None, every_rule=None):
+        """``sources()``: the ``sources`` entry; ``every_rule(stage)``: params every rule of ``stage`` gets."""
+        self.config, self.sources, self.every_rule = config, sources, every_rule or (lambda stage: {})
+        self.rules, self.stage = {}, {}
         for pipeline in pipelines:
             self.add(pipeline)
 
@@ -124,8 +126,7 @@ class RuleTable:
     def params(self, name: str, **kw) -> dict:
         """The rule's ``params:`` (names -> functions of the job); ``kw`` go to its ``Call`` functions."""
         rule, config = self._rule(name), self.config
-        out = {k: _param(config, v, kw) for k, v in rule.params.items()}
-        # A rerun trigger common to every rule is one line here (``self.stage[name]`` is the rule's stage).
+        out = {k: _param(config, v, kw) for k, v in rule.params.items()} | self.every_rule(self.stage[name])
         if rule.speed:
             path, keys = rule.speed.path, sorted(rule.speed.keys)
             out["speed"] = _derived(lambda: {k: lookup(config, f"{path}.{k}") for k in keys})
@@ -177,19 +178,19 @@ def _derived(fn):
 
 def _value(config: dict, spec, kw: dict, grow: bool):
     """A number as it is; a config path or an estimate ``fn(config, wildcards, **kw)`` per job (× attempt
-    for resources, as the profile's set-resources do)."""
+    for resources, as the profile's set-resources do; with ``input`` once the job's input exists)."""
     if isinstance(spec, (int, float)):
         return spec
-    if isinstance(spec, str):
-        base = lambda w, **_: lookup(config, spec, {**kw, **w})  # noqa: E731
-    else:
-        base = lambda w, **more: spec(config, w, **kw, **more)  # noqa: E731
-    wants_input = not isinstance(spec, str) and "input" in inspect.signature(spec).parameters
+
+    def base(wildcards, **more):
+        w = dict(wildcards.items())
+        return lookup(config, spec, {**kw, **w}) if isinstance(spec, str) else spec(config, w, **kw, **more)
+
     if not grow:
-        return lambda wildcards: int(base(dict(wildcards.items())))
-    if wants_input:  # evaluated once the job's input exists
-        return lambda wildcards, input, attempt: int(base(dict(wildcards.items()), input=input) * attempt)
-    return lambda wildcards, attempt: int(base(dict(wildcards.items())) * attempt)
+        return lambda wildcards: int(base(wildcards))
+    if not isinstance(spec, str) and "input" in inspect.signature(spec).parameters:
+        return lambda wildcards, input, attempt: int(base(wildcards, input=input) * attempt)
+    return lambda wildcards, attempt: int(base(wildcards) * attempt)
 
 
 def _gpus(config: dict, spec) -> int:
