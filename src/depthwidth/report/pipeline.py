@@ -102,12 +102,8 @@ def whole_config(config: dict, wildcards: dict, **_) -> dict:
 
 
 # The report's settings: title, the enabled stages in order, which ran a reduced config, the whole config.
-REPORT_PARAMS = {"title": Key("report.title"), "stages": Key("stages")}
+PARAMS = {"title": Key("report.title"), "stages": Key("stages"), "reduced": Call(reduced_params)}
 RULES = {
-    "report": Rule(
-        params=REPORT_PARAMS | {"reduced": Call(reduced_params), "config": Call(whole_config)},
-        mem_mb=1000,
-        runtime=10,
-    ),
+    "report": Rule(params=PARAMS | {"config": Call(whole_config)}, mem_mb=1000, runtime=10),
     "report_screenshot": Rule(),
 }
