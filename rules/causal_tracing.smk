@@ -2,6 +2,8 @@
 # One job per model × fact, then the report section. Package: depthwidth.causal_tracing.
 from depthwidth.causal_tracing import pipeline as causal_tracing_pipeline
 
+RULES.add(causal_tracing_pipeline)
+
 if causal_tracing_pipeline.enabled(config):
     causal_tracing_pipeline.check(config)
 
@@ -21,15 +23,11 @@ rule causal_tracing_trace:
     priority: 10
     conda:
         "../envs/depthwidth.yaml"
-    threads: 2
+    threads: RULES.threads("causal_tracing_trace")
     resources:
-        mem_mb=grow_with_attempt(causal_tracing_pipeline.resource(config, "mem_mb")),
-        runtime=grow_with_attempt(causal_tracing_pipeline.resource(config, "runtime")),
-        gpu=causal_tracing_pipeline.gpus(config),
+        **RULES.resources("causal_tracing_trace"),
     params:
-        trace=causal_tracing_pipeline.trace_params_of(config),
-        # batch_rows: not a rerun trigger (depthwidth.config.speed_params)
-        speed=causal_tracing_pipeline.speed_params(config),
+        **RULES.params("causal_tracing_trace"),
     script:
         "../scripts/causal_tracing_trace.py"
 
@@ -50,9 +48,8 @@ rule causal_tracing_section:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RULES.resources("causal_tracing_section"),
     params:
-        min_p_clean=causal_tracing_pipeline.min_p_clean(config),
+        **RULES.params("causal_tracing_section"),
     script:
         "../scripts/causal_tracing_section.py"

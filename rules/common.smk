@@ -1,18 +1,17 @@
-# Shared helpers: config validation, target lists and input functions used by several stages.
+# Shared helpers: config validation, the rules' params table, target lists and input functions used by
+# several stages. The Snakefile put the checkout's src/ on sys.path.
 import os
 import re
-import sys
+from functools import partial
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-# The package holds the science; import it from the checkout when it is not installed.
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-
-from depthwidth.config import deep_merge, validate_config  # noqa: E402
-from depthwidth.download import pipeline as download_pipeline  # noqa: E402
-from depthwidth.plan import check_plan, shared_cpu_env, usable_cpus  # noqa: E402
-from depthwidth.report import pipeline as report_pipeline  # noqa: E402
+from depthwidth.config import deep_merge, validate_config
+from depthwidth.download import pipeline as download_pipeline
+from depthwidth.plan import check_plan, shared_cpu_env, usable_cpus
+from depthwidth.report import pipeline as report_pipeline
+from depthwidth.rules import RuleTable
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
 validate_config(config, Path(workflow.basedir) / "schemas")
@@ -28,6 +27,8 @@ except WorkflowError:
 os.environ.update(
     shared_cpu_env(_cores, usable_cpus(), workflow.local_exec and not workflow.remote_exec, os.environ)
 )
+# Every rule's params, threads and resources (depthwidth.rules): each rules file adds its stage's table.
+RULES = RuleTable(config, sources=partial(download_pipeline.sources, config, workflow.basedir))
 
 
 def reduced_stages():
@@ -55,13 +56,3 @@ def report_sections(wildcards):
 def fineweb_shard_paths():
     """The FineWeb shards (rule fineweb_shards), read by the hidden-states and LM-head stages."""
     return download_pipeline.fineweb_shard_paths(config)
-
-
-def grow_with_attempt(base):
-    """A resource that grows on each retry, as the profile's set-resources do: base × attempt, where
-    base is a number or a function of the wildcards (a job's own estimate)."""
-
-    def resource(wildcards, attempt):
-        return int((base(wildcards) if callable(base) else base) * attempt)
-
-    return resource

@@ -1,8 +1,10 @@
 # Depth toy (Liu, Kangaslahti, Liu & Gore 2026): students of several depths learn a deeper teacher.
 # One training job per (teacher kind, variant, replicate): all its students share one teacher forward
 # per step. One rule per variant, because a variant's temperatures and depths fix its outputs.
-# Config -> params, paths and job lists: depthwidth.depth_toy.pipeline.
-from depthwidth.depth_toy import pipeline as depth_toy_pipeline  # noqa: E402
+# Paths and job lists: depthwidth.depth_toy.pipeline; params, threads and resources: its RULES table.
+from depthwidth.depth_toy import pipeline as depth_toy_pipeline
+
+RULES.add(depth_toy_pipeline)
 
 # Errors the schema cannot express (a KL variant without temperatures, ...) stop here, before any job.
 if stage_enabled("depth_toy"):
@@ -26,16 +28,11 @@ for _variant in depth_toy_pipeline.train_variants(config):
             rep=r"\d+",
         conda:
             "../envs/depthwidth.yaml"
-        threads: depth_toy_pipeline.threads(config)
+        threads: RULES.threads("depth_toy_train", variant=_variant)
         resources:
-            # a GPU job goes to the partition profiles/slurm names for GPU rules (as superposition_train)
-            **depth_toy_pipeline.gpu_partition(config),
-            mem_mb=grow_with_attempt(depth_toy_pipeline.mem_mb(config, _variant)),
-            runtime=grow_with_attempt(depth_toy_pipeline.estimate_minutes(config, _variant)),
-            gpu=depth_toy_pipeline.gpus(config),
+            **RULES.resources("depth_toy_train", variant=_variant),
         params:
-            train=depth_toy_pipeline.train_params(config, _variant),
-            speed=depth_toy_pipeline.speed_params(config),
+            **RULES.params("depth_toy_train", variant=_variant),
         script:
             "../scripts/depth_toy_train.py"
 
@@ -53,8 +50,9 @@ rule depth_toy_tables:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **RULES.resources("depth_toy_tables"),
+    params:
+        **RULES.params("depth_toy_tables"),
     script:
         "../scripts/depth_toy_tables.py"
 
@@ -73,9 +71,8 @@ rule depth_toy_section:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **RULES.resources("depth_toy_section"),
     params:
-        **depth_toy_pipeline.section_params(config),
+        **RULES.params("depth_toy_section"),
     script:
         "../scripts/depth_toy_section.py"

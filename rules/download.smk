@@ -1,6 +1,8 @@
 # Inputs from the internet: checksum-pinned, mirror first, written atomically (depthwidth.download).
 # Download rules are local rules because compute nodes often have no internet.
-from depthwidth.download import pipeline as download_pipeline  # noqa: E402
+from depthwidth.download import pipeline as download_pipeline
+
+RULES.add(download_pipeline)
 
 
 localrules:
@@ -21,9 +23,7 @@ rule fetch_file:
     conda:
         "../envs/depthwidth.yaml"
     params:
-        sha256=download_pipeline.pinned_sha256,
-        # where a file comes from does not change it: not a rerun trigger (data.mirrors, allow_network)
-        sources=download_pipeline.sources_params(config, workflow.basedir),
+        **RULES.params("fetch_file"),
     script:
         "../scripts/fetch_file.py"
 
@@ -43,8 +43,6 @@ rule fineweb_shards:
     conda:
         "../envs/depthwidth.yaml"
     params:
-        corpus=download_pipeline.corpus_params(config),
-        # a damaged pinned sample is fetched again from these; not a rerun trigger (data.mirrors)
-        sources=download_pipeline.sources_params(config, workflow.basedir),
+        **RULES.params("fineweb_shards"),
     script:
         "../scripts/fineweb_shards.py"

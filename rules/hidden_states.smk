@@ -2,12 +2,12 @@
 # metrics on a GPU (bf16) or CPU (fp32), then per-model statistics and the report section.
 # Package: depthwidth.hidden_states (pipeline, metrics, extract, stats, section); FineWeb shards come
 # from rules/download.smk (fineweb_shards), models from rules/models.smk.
-from depthwidth.hidden_states import pipeline as hidden_states_pipeline  # noqa: E402
+from depthwidth.hidden_states import pipeline as hidden_states_pipeline
+
+RULES.add(hidden_states_pipeline)
 
 if stage_enabled("hidden_states"):
     hidden_states_pipeline.check(config)
-
-HIDDEN_STATES_GPU = hidden_states_pipeline.gpu_resources(config)
 
 
 rule hidden_states_extract:
@@ -24,15 +24,11 @@ rule hidden_states_extract:
     priority: 10
     conda:
         "../envs/depthwidth.yaml"
-    threads: 2
+    threads: RULES.threads("hidden_states_extract")
     resources:
-        gpu=HIDDEN_STATES_GPU["gpus"],
-        mem_mb=grow_with_attempt(HIDDEN_STATES_GPU["mem_mb"]),
-        runtime=grow_with_attempt(HIDDEN_STATES_GPU["runtime"]),
+        **RULES.resources("hidden_states_extract"),
     params:
-        extract=hidden_states_pipeline.extract_params(config),
-        # batch sizes and checkpoint interval: not a rerun trigger (depthwidth.hidden_states.pipeline)
-        speed=hidden_states_pipeline.speed_params(config),
+        **RULES.params("hidden_states_extract"),
     script:
         "../scripts/hidden_states_extract.py"
 
@@ -52,10 +48,9 @@ rule hidden_states_stats:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=hidden_states_pipeline.stats_mem_mb,
-        runtime=60,
+        **RULES.resources("hidden_states_stats"),
     params:
-        stats=hidden_states_pipeline.stats_params(config),
+        **RULES.params("hidden_states_stats"),
     script:
         "../scripts/hidden_states_stats.py"
 
@@ -76,9 +71,8 @@ rule hidden_states_section:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RULES.resources("hidden_states_section"),
     params:
-        models=hidden_states_pipeline.models(config),
+        **RULES.params("hidden_states_section"),
     script:
         "../scripts/hidden_states_section.py"

@@ -1,7 +1,9 @@
 # LM-head geometry and loss vs width (Liu, Liu & Gore 2025, "Superposition yields robust neural scaling").
 # Package: depthwidth.lm_head (pipeline: config -> params and inputs; geometry, corpus, loss, width_fit,
 # section). Models come from rules/models.smk, FineWeb shards from rules/download.smk (fineweb_shards).
-from depthwidth.lm_head import pipeline as lm_head_pipeline  # noqa: E402
+from depthwidth.lm_head import pipeline as lm_head_pipeline
+
+RULES.add(lm_head_pipeline)
 
 # Model names and corpus keys are checked together before any job starts.
 if stage_enabled("lm_head"):
@@ -30,10 +32,7 @@ rule lm_head_corpus:
     conda:
         "../envs/depthwidth.yaml"
     params:
-        spec=lm_head_pipeline.corpus_spec_function(config),
-        n_texts=lm_head_pipeline.n_texts(config),
-        # a damaged pinned corpus is fetched again from these; not a rerun trigger (data.mirrors)
-        sources=download_pipeline.sources_params(config, workflow.basedir),
+        **RULES.params("lm_head_corpus"),
     script:
         "../scripts/lm_head_corpus.py"
 
@@ -50,12 +49,11 @@ rule lm_head_geometry:
         "benchmarks/lm_head/geometry_{model}.tsv"
     conda:
         "../envs/depthwidth.yaml"
-    threads: 2
+    threads: RULES.threads("lm_head_geometry")
     resources:
-        mem_mb=8000,
-        runtime=60,
+        **RULES.resources("lm_head_geometry"),
     params:
-        geometry=lm_head_pipeline.geometry_params(config),
+        **RULES.params("lm_head_geometry"),
     script:
         "../scripts/lm_head_geometry.py"
 
@@ -75,15 +73,11 @@ rule lm_head_loss:
     priority: 10
     conda:
         "../envs/depthwidth.yaml"
-    threads: 2
+    threads: RULES.threads("lm_head_loss")
     resources:
-        mem_mb=8000,
-        runtime=240,
-        gpu=lm_head_pipeline.loss_gpus(config),
+        **RULES.resources("lm_head_loss"),
     params:
-        **lm_head_pipeline.loss_params(config),
-        # checkpoint interval: not a rerun trigger (depthwidth.config.speed_params)
-        speed=lm_head_pipeline.loss_speed_params(config),
+        **RULES.params("lm_head_loss"),
     script:
         "../scripts/lm_head_loss.py"
 
@@ -102,10 +96,9 @@ rule lm_head_width_fit:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RULES.resources("lm_head_width_fit"),
     params:
-        fit=lm_head_pipeline.fit_params(config),
+        **RULES.params("lm_head_width_fit"),
     script:
         "../scripts/lm_head_width_fit.py"
 
@@ -126,13 +119,9 @@ rule lm_head_token_counts:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **RULES.resources("lm_head_token_counts"),
     params:
-        **lm_head_pipeline.token_count_params(config),
-        spec=lm_head_pipeline.corpus_spec_function(config, "token_frequencies"),
-        # a damaged pinned corpus is fetched again from these; not a rerun trigger (data.mirrors)
-        sources=download_pipeline.sources_params(config, workflow.basedir),
+        **RULES.params("lm_head_token_counts"),
     script:
         "../scripts/lm_head_token_counts.py"
 
@@ -150,10 +139,9 @@ rule lm_head_token_fit:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RULES.resources("lm_head_token_fit"),
     params:
-        **lm_head_pipeline.token_fit_params(config),
+        **RULES.params("lm_head_token_fit"),
     script:
         "../scripts/lm_head_token_fit.py"
 
@@ -172,9 +160,8 @@ rule lm_head_section:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RULES.resources("lm_head_section"),
     params:
-        **lm_head_pipeline.section_params(config),
+        **RULES.params("lm_head_section"),
     script:
         "../scripts/lm_head_section.py"

@@ -1,7 +1,9 @@
 # Models: make every configured model loadable from data/models/<name>/ (depthwidth.models).
 # data/models/<name>/manifest.json is what other rules take as input; load it with
 # depthwidth.models.load.load_model("data/models/<name>").
-from depthwidth.models import pipeline as models_pipeline  # noqa: E402
+from depthwidth.models import pipeline as models_pipeline
+
+RULES.add(models_pipeline)
 
 
 localrules:
@@ -24,11 +26,8 @@ rule model_fetch:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **RULES.resources("model_fetch"),
     params:
-        spec=models_pipeline.spec_params(config),
-        # where the weights come from does not change them: not a rerun trigger (data.mirrors)
-        sources=download_pipeline.sources_params(config, workflow.basedir),
+        **RULES.params("model_fetch"),
     script:
         "../scripts/model_fetch.py"

@@ -1,5 +1,6 @@
 # The report: every enabled stage's section, the headline table and provenance in one HTML file.
 # It reads only the files it declares (depthwidth.report.pipeline.inputs) and hashes exactly those.
+RULES.add(report_pipeline)
 
 
 rule report:
@@ -15,10 +16,9 @@ rule report:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RULES.resources("report"),
     params:
-        **report_pipeline.params(config, reduced_stages()),
+        **RULES.params("report", reduced=reduced_stages()),
     script:
         "../scripts/report.py"
 
@@ -34,5 +34,7 @@ rule report_screenshot:
         "benchmarks/report_screenshot.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    params:
+        **RULES.params("report_screenshot"),
     script:
         "../scripts/report_screenshot.py"

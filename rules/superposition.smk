@@ -3,10 +3,10 @@
 # (distribution, n, seed) that trains all its cells on one input stream (same numbers, about twice as fast
 # per cell); then the tables, then the section. Both forms of superposition_train run the same script with
 # the same params, so switching between them retrains nothing.
-# Config → params and job lists: depthwidth.superposition.pipeline.
-from functools import partial
+# Job lists: depthwidth.superposition.pipeline; params, threads and resources: its RULES table.
+from depthwidth.superposition import pipeline as superposition_pipeline
 
-from depthwidth.superposition import pipeline as superposition_pipeline  # noqa: E402
+RULES.add(superposition_pipeline)
 
 if superposition_pipeline.job_grouping(config) == "law":
 
@@ -24,16 +24,11 @@ if superposition_pipeline.job_grouping(config) == "law":
             seed=r"\d+",
         conda:
             "../envs/depthwidth.yaml"
-        threads: superposition_pipeline.threads(config)
+        threads: RULES.threads("superposition_train")
         resources:
-            **superposition_pipeline.gpu_partition(config),
-            mem_mb=grow_with_attempt(partial(superposition_pipeline.mem_mb, config)),
-            runtime=grow_with_attempt(partial(superposition_pipeline.runtime_minutes, config)),
-            gpu=superposition_pipeline.gpus(config),
+            **RULES.resources("superposition_train"),
         params:
-            train=superposition_pipeline.train_params(config),
-            # checkpoint interval and device: not a rerun trigger (depthwidth.config.speed_params)
-            speed=superposition_pipeline.speed_params(config),
+            **RULES.params("superposition_train"),
         script:
             "../scripts/superposition_train.py"
 
@@ -55,17 +50,11 @@ else:
             seed=r"\d+",
         conda:
             "../envs/depthwidth.yaml"
-        threads: superposition_pipeline.threads(config)
+        threads: RULES.threads("superposition_train")
         resources:
-            **superposition_pipeline.gpu_partition(config),
-            mem_mb=grow_with_attempt(partial(superposition_pipeline.mem_mb, config)),
-            runtime=grow_with_attempt(partial(superposition_pipeline.runtime_minutes, config)),
-            # gpu = 1 with device: cuda; the job then goes to the cluster's GPU partition (profiles/slurm)
-            gpu=superposition_pipeline.gpus(config),
+            **RULES.resources("superposition_train"),
         params:
-            train=superposition_pipeline.train_params(config),
-            # checkpoint interval and device: not a rerun trigger (depthwidth.config.speed_params)
-            speed=superposition_pipeline.speed_params(config),
+            **RULES.params("superposition_train"),
         script:
             "../scripts/superposition_train.py"
 
@@ -83,10 +72,9 @@ rule superposition_tables:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RULES.resources("superposition_tables"),
     params:
-        analysis=superposition_pipeline.analysis_params(config),
+        **RULES.params("superposition_tables"),
     script:
         "../scripts/superposition_tables.py"
 
@@ -108,9 +96,8 @@ rule superposition_section:
     conda:
         "../envs/depthwidth.yaml"
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RULES.resources("superposition_section"),
     params:
-        analysis=superposition_pipeline.analysis_params(config),
+        **RULES.params("superposition_section"),
     script:
         "../scripts/superposition_section.py"

@@ -14,6 +14,7 @@ from depthwidth.causal_tracing.tables import peak, peak_table
 from depthwidth.causal_tracing.trace import CausalTracingError, Fact, Tracer, decoder_parts, locate, trace
 from depthwidth.config import ConfigError, validate_config
 from depthwidth.hidden_states.tiny import DECODER_FAMILIES, tiny_model, tiny_tokenizer
+from depthwidth.rules import job_params
 
 TEXTS = [
     "The Eiffel Tower is in the city of Paris.",
@@ -144,9 +145,10 @@ def test_config_defaults_params_and_checks():
     cfg = _config({"batch_rows": 8})
     ct = cfg["causal_tracing"]
     assert ct["noise_sigmas"] == 3.0 and ct["facts"][0]["target"] == " Paris"  # schema default and test value
-    params = pipeline.trace_params(cfg, "eiffel-tower")
+    job = job_params(cfg, pipeline, "causal_tracing_trace", {"fact": "eiffel-tower"})
+    params = job["trace"]
     assert "batch_rows" not in params and params["fact"]["subject"] == "Eiffel Tower"
-    assert pipeline.speed_params(cfg)(wildcards=None, output=[]) == {"batch_rows": 8}
+    assert job["speed"] == {"batch_rows": 8}
     assert list(params) == sorted(params)
     with pytest.raises(ConfigError, match="not in the models section"):
         pipeline.check(_config({"models": ["nope"]}))

@@ -68,7 +68,7 @@ def test_env_lists_every_dependency_of_the_package():
 
 @pytest.mark.workflow
 def test_scripts_import_the_package_from_the_workflow_src(tmp_path):
-    """As rules/common.smk does: the Snakefile puts <workflow>/src on sys.path, and Snakemake passes its
+    """As the Snakefile does: it puts <workflow>/src on sys.path (the one place), and Snakemake passes its
     sys.path to each script it runs, so a job needs no installed copy of the package (the conda case)."""
     wf = tmp_path / "wf"
     (wf / "src" / "probe_pkg").mkdir(parents=True)

@@ -11,7 +11,6 @@ from depthwidth.config import (
     config_hash,
     deep_merge,
     result_params,
-    speed_params,
     validate_config,
 )
 
@@ -102,47 +101,67 @@ def test_result_params_sorts_keys_and_drops_speed_keys():
     assert list(result_params({"b": 1, "a": 2})) == ["a", "b"]
 
 
-def test_speed_params_is_a_derived_params_function_snakemake_does_not_compare():
-    """The speed keys reach a job through a params function of ``output``: Snakemake's own test of a
-    derived params function (the ones it leaves out of the params rerun trigger) says yes, the plain
-    ``result_params`` dict says no, and the two together hold every key exactly once."""
+def test_speed_entry_is_a_derived_params_function_snakemake_does_not_compare():
+    """The speed keys reach a job as the ``speed`` entry of its params, a params function of ``output``:
+    Snakemake's own test of a derived params function (the ones it leaves out of the params rerun
+    trigger) says yes, the result params say no, and the two together hold every key exactly once."""
+    from types import SimpleNamespace
+
+    from snakemake.rules import Rule as SnakemakeRule
+
+    from depthwidth.rules import Keys, Rule, RuleTable, Speed, job_params
+
+    keys = ("checkpoint_every", "batch_tokens")
+    config = {"stage": {"steps": 10, "batch_tokens": 4096, "lr": 0.1, "checkpoint_every": 5}}
+    rule = Rule(params={"run": Keys("stage", drop=keys)}, speed=Speed("stage", keys))
+    stage = SimpleNamespace(__name__="depthwidth.stage.pipeline", RULES={"stage_run": rule})
+    params = RuleTable(config, stage).params("stage_run")
+    assert SnakemakeRule._is_deriving_function(params["speed"])
+    assert not SnakemakeRule._is_deriving_function(params["run"])
+    job = job_params(config, stage, "stage_run")
+    assert list(job["speed"]) == ["batch_tokens", "checkpoint_every"] and job["speed"]["batch_tokens"] == 4096
+    assert {**job["run"], **job["speed"]} == config["stage"] and list(job["run"]) == ["lr", "steps"]
+    job["speed"]["batch_tokens"] = 1  # a job editing its copy changes nothing for the next job
+    assert job_params(config, stage, "stage_run")["speed"]["batch_tokens"] == 4096
+    with pytest.raises(ConfigError, match=r"'stage\.batch_tokens'.* is missing"):
+        job_params({"stage": {"steps": 10}}, stage, "stage_run")
+    # a param every rule gets (a fingerprint of the stage's code, say) is one argument, and a rerun trigger
+    table = RuleTable(config, stage, every_rule=lambda name: {"code": f"{name}-v1"})
+    assert table.params("stage_run")["code"] == "stage-v1" and "code" not in params
+
+
+def test_every_speed_key_of_every_rule_is_a_schema_key_left_out_of_its_params(config):
+    """For every rule with speed keys in a stage's RULES table: they are keys of its config section (so a
+    renamed key fails here), reach the job as ``speed``, a params function Snakemake does not compare, and
+    none of them is in the job's other, rerun-triggering params."""
     from snakemake.rules import Rule
 
-    subtree = {"steps": 10, "batch_tokens": 4096, "lr": 0.1, "checkpoint_every": 5}
-    keys = ("checkpoint_every", "batch_tokens")
-    fn = speed_params(subtree, keys, "stage")
-    assert Rule._is_deriving_function(fn) and not Rule._is_deriving_function(result_params(subtree, keys))
-    speed = fn(wildcards=None, output=["out"])
-    assert list(speed) == ["batch_tokens", "checkpoint_every"] and speed["batch_tokens"] == 4096
-    assert {**result_params(subtree, keys), **speed} == subtree
-    speed["batch_tokens"] = 1  # a job editing its copy changes nothing for the next job
-    assert fn(None, [])["batch_tokens"] == 4096
-    with pytest.raises(ConfigError, match=r"'stage\.checkpoint_every' is missing"):
-        speed_params({"steps": 10}, keys, "stage")
-
-
-def test_every_speed_key_of_every_stage_is_a_schema_key_left_out_of_its_params(config):
-    """Each stage's SPEED_KEYS are keys of its section in the validated config (so a renamed key fails
-    here) and none of them is a rerun-triggering param of that stage's job."""
     from depthwidth.causal_tracing import pipeline as ct
     from depthwidth.depth_toy import pipeline as dt
     from depthwidth.hidden_states import pipeline as hs
     from depthwidth.lm_head import pipeline as lm
+    from depthwidth.rules import RuleTable, job_params
     from depthwidth.superposition import pipeline as sp
 
     cfg = validate_config(config)
-    variant = next(iter(cfg["depth_toy"]["variants"]))
-    fact = cfg["causal_tracing"]["facts"][0]["name"]
-    cases = [
-        (sp.speed_params(cfg), sp.train_params(cfg), sp.SPEED_KEYS),
-        (dt.speed_params(cfg), dt.train_params(cfg, variant), dt.SPEED_KEYS),
-        (hs.speed_params(cfg), hs.extract_params(cfg), hs.SPEED_KEYS),
-        (ct.speed_params(cfg), ct.trace_params(cfg, fact), ct.SPEED_KEYS),
-        (lm.loss_speed_params(cfg), lm.loss_params(cfg), lm.SPEED_KEYS),
-    ]
-    for fn, params, keys in cases:
-        speed = fn(wildcards=None, output=[])
-        assert sorted(speed) == sorted(keys) and not set(keys) & set(params), (keys, params)
+    job = {
+        "variant": next(iter(cfg["depth_toy"]["variants"])),
+        "fact": cfg["causal_tracing"]["facts"][0]["name"],
+    }
+    checked = []
+    for pipeline in (sp, dt, hs, ct, lm):
+        for name, rule in pipeline.RULES.items():
+            if rule.speed is None:
+                continue
+            kw = {"variant": job["variant"]} if pipeline is dt else {}
+            params = job_params(cfg, pipeline, name, {"fact": job["fact"]}, **kw)
+            speed, keys = params.pop("speed"), rule.speed.keys
+            assert Rule._is_deriving_function(RuleTable(cfg, pipeline).params(name, **kw)["speed"])
+            assert sorted(speed) == sorted(keys), (name, keys)
+            named = set(params) | {k for p in params.values() if isinstance(p, dict) for k in p}
+            assert not set(keys) & named, (name, keys)
+            checked.append(name)
+    assert len(checked) == 5, checked
 
 
 def test_misspelt_key_gets_did_you_mean(config):

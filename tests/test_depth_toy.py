@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from depthwidth.depth_toy import pipeline
+from depthwidth.rules import job_params
 from depthwidth.depth_toy.angles import angle_table, state_angles
 from depthwidth.depth_toy.exponents import exponents, fit_depth_exponent
 from depthwidth.depth_toy.model import ReferenceModel, StudentGroup, make_teacher, rmsnorm, teacher_forward
@@ -310,11 +311,11 @@ def test_paper_mse_variants_and_their_teacher_depth_reach_the_job():
     assert cfg["teacher_per_task"] is True
     expect = {"mse_40k": (40000, 128), "mse_teacher24": (40000, 24), "mse": (80000, 128)}  # exp-9-2, 9-5, 9-6
     for variant, (steps, teacher_depth) in expect.items():
-        params = pipeline.train_params({"depth_toy": cfg}, variant)
+        params = pipeline.train_params({"depth_toy": cfg}, {}, variant)
         assert (params["setup"], params["steps"], params["teacher_depth"]) == ("mse", steps, teacher_depth)
         assert (params["lr"], params["lr_depth_factor"], params["schedule"]) == (6e-4, 2, "flat_then_linear")
         assert pipeline.variant_kinds(cfg, variant) == ["independent", "tied"] and cfg["replicates"] == 3
-        speed = pipeline.speed_params({"depth_toy": cfg})(wildcards=None, output=[])
+        speed = job_params({"depth_toy": cfg}, pipeline, "depth_toy_train", variant=variant)["speed"]
         settings = settings_for({**params, **speed}, "tied", 0)
         assert settings.setup == "mse" and settings.temperatures == [None]
         for kind in ("independent", "tied"):
@@ -324,7 +325,9 @@ def test_paper_mse_variants_and_their_teacher_depth_reach_the_job():
             assert 0.9 * bound < teacher.proj_w.abs().max().item() <= bound + 1e-7
     # the estimate of a 24-block teacher's job is below the 128-block one's at the same steps
     config = {"depth_toy": cfg}
-    assert pipeline.estimate_minutes(config, "mse_teacher24") < pipeline.estimate_minutes(config, "mse_40k")
+    assert pipeline.estimate_minutes(config, {}, "mse_teacher24") < pipeline.estimate_minutes(
+        config, {}, "mse_40k"
+    )
 
 
 def test_teacher_per_task_gives_each_temperature_its_own_teacher():
@@ -332,16 +335,16 @@ def test_teacher_per_task_gives_each_temperature_its_own_teacher():
     independent teachers are unrelated draws); without it they share one, the tied teacher repeating the
     independent one's block 0. Training and angles work with one teacher per row."""
     cfg = _depth_toy_config("config/test.yaml")
-    shared = pipeline.train_params({"depth_toy": cfg}, "learned_head")
-    per_task = pipeline.train_params({"depth_toy": {**cfg, "teacher_per_task": True}}, "learned_head")
+    shared = pipeline.train_params({"depth_toy": cfg}, {}, "learned_head")
+    per_task = pipeline.train_params({"depth_toy": {**cfg, "teacher_per_task": True}}, {}, "learned_head")
     assert shared["temperatures"] == per_task["temperatures"] == [0.1, 1.0]
     a, b = job_teachers(shared, "tied", 0)
     assert a is b
     c, d = job_teachers(per_task, "tied", 0)
     assert not torch.equal(c.fc_w[0], d.fc_w[0]) and not torch.equal(c.head, d.head)
     assert torch.equal(job_teachers(per_task, "tied", 0)[1].fc_w, d.fc_w)  # seeded: the same on every call
-    mse_shared = pipeline.train_params({"depth_toy": cfg}, "mse")
-    mse_task = pipeline.train_params({"depth_toy": {**cfg, "teacher_per_task": True}}, "mse")
+    mse_shared = pipeline.train_params({"depth_toy": cfg}, {}, "mse")
+    mse_task = pipeline.train_params({"depth_toy": {**cfg, "teacher_per_task": True}}, {}, "mse")
     assert torch.equal(
         job_teachers(mse_shared, "tied", 0)[0].fc_w[0], job_teachers(mse_shared, "independent", 0)[0].fc_w[0]
     )

@@ -125,7 +125,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
             },
             set(),
         ),
-        # every stage's speed-only settings at once (depthwidth.config.speed_params): no job of any stage
+        # every stage's speed-only settings at once (their RULES entries' Speed): no job of any stage
         # reruns; only the report, whose provenance block records the whole config
         (
             "speed_settings_of_every_stage",

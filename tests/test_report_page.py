@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 
 from _pipeline import planned_jobs, run  # noqa: E402
 from depthwidth.report import pipeline  # noqa: E402
+from depthwidth.rules import job_params  # noqa: E402
 from depthwidth.report.html import Figures, headline_row, write_section  # noqa: E402
 from depthwidth.report.page import FigureError, embed_figures, report  # noqa: E402
 
@@ -107,7 +108,7 @@ def test_inputs_name_sections_figures_manifests_and_upstream_benchmarks():
         "benchmarks/models/model_fetch_m1.tsv",
         "benchmarks/models/model_fetch_m2.tsv",
     ]
-    assert pipeline.params(CONFIG, {"chinchilla": True})["title"] == "A <test> report"
+    assert job_params(CONFIG, pipeline, "report", reduced={"chinchilla": True})["title"] == "A <test> report"
 
 
 @pytest.mark.workflow

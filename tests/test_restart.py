@@ -80,7 +80,8 @@ def _kill_when_mid_training(proc: subprocess.Popen, wd: Path, timeout: float = 3
 
 def _reference(tmp: Path, m: int) -> dict[str, np.ndarray]:
     """The same cell trained in one go, in this process, through the function the rule calls."""
-    from depthwidth.superposition.pipeline import train_params
+    from depthwidth.rules import job_params
+    from depthwidth.superposition import pipeline
     from depthwidth.superposition.train import superposition_train
 
     cfg = merged_config([OVERLAY])
@@ -93,7 +94,7 @@ def _reference(tmp: Path, m: int) -> dict[str, np.ndarray]:
         1.0,
         m,
         0,
-        train_params(cfg),
+        job_params(cfg, pipeline, "superposition_train")["train"],
         str(out / "model.safetensors"),
         str(out / "train.json"),
         threads=1,

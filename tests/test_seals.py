@@ -18,6 +18,7 @@ from _pipeline import merged_config
 from depthwidth import integrity
 from depthwidth.config import validate_config
 from depthwidth.integrity import IntegrityError
+from depthwidth.rules import job_params
 
 
 def _damage(path: Path, how: str) -> None:
@@ -52,8 +53,8 @@ def _depth_toy_job(tmp_path: Path) -> tuple[dict, dict, list[str], str]:
     config = validate_config(merged_config())
     students = [str(tmp_path / p) for p in pipeline.student_files(config, "mse", "independent", 0)]
     angles = str(tmp_path / pipeline.angle_file("mse", "independent", 0))
-    speed = pipeline.speed_params(config)(wildcards=None, output=students)  # as the rule calls it
-    return pipeline.train_params(config, "mse"), speed, students, angles
+    params = job_params(config, pipeline, "depth_toy_train", variant="mse")  # as the rule's job gets them
+    return params["train"], params["speed"], students, angles
 
 
 def _student_records(paths: list[str]) -> list[dict]:
@@ -161,7 +162,7 @@ def test_depth_toy_consumers_check_what_they_read(tmp_path, depth_toy_clean):
         str(tmp_path / "section.html"),
         str(tmp_path / "headline.json"),
         str(tmp_path / "figures"),
-        *pipeline.section_params(config).values(),
+        *job_params(config, pipeline, "depth_toy_section").values(),
     )
     _damage(Path(tables["runs"]), "drop_rows")
     with pytest.raises(IntegrityError, match=r"runs\.csv: it has \d+ bytes.*forcerun depth_toy_tables"):
@@ -343,7 +344,8 @@ def _superposition_cells(root: Path) -> tuple[dict, dict, list[dict]]:
         }
         for p in pipeline.cell_paths(config)
     ]
-    return pipeline.train_params(config), pipeline.analysis_params(config), cells
+    train, tables = (job_params(config, pipeline, r) for r in ("superposition_train", "superposition_tables"))
+    return train["train"], tables["analysis"], cells
 
 
 def _train_cell(cell: dict, params: dict, every: int = 20) -> dict:
@@ -563,7 +565,7 @@ def test_hidden_states_consumers_check_what_they_read(tmp_path, monkeypatch, hs_
     texts, tok, model, _ = hs_setup
     out = tmp_path / "m/token_metrics.safetensors"
     _hs_run(monkeypatch, texts, tok, model, out)
-    params = pipeline.stats_params(validate_config(merged_config()))
+    params = job_params(validate_config(merged_config()), pipeline, "hidden_states_stats")["stats"]
     files = {k: str(tmp_path / "m" / name) for k, name in pipeline.SECTION_FILES}
     hidden_states_stats(out, "m", params, **files)
     inputs = {f"{k}_m": v for k, v in files.items()}

@@ -271,18 +271,28 @@ def test_paper_large_is_the_papers_exp17_setup():
     """config/paper_large.yaml runs exp-17 as the paper's code does: loss ×100 before the backward pass,
     γ ∈ {-1, +0.1}, the last 100 steps averaged and summed over features, a minimum width per law in
     the fits (exponential m ≥ 8, power and linear m ≥ 32), a GPU per job; exp-10 keeps loss scale 1."""
+    from depthwidth.rules import RuleTable, job_params
     from depthwidth.superposition import pipeline
     from depthwidth.superposition.tables import min_fit_width
 
+    def train(cfg):
+        return job_params(cfg, pipeline, "superposition_train")["train"]
+
     exp10 = _paper_config("paper.yaml")
-    assert exp10["superposition"]["loss_scale"] == 1.0 and pipeline.train_params(exp10)["loss_scale"] == 1.0
+    assert exp10["superposition"]["loss_scale"] == 1.0 and train(exp10)["loss_scale"] == 1.0
     cfg = _paper_config("paper.yaml", "paper_large.yaml")
     sp = cfg["superposition"]
     assert (sp["n_features"], sp["batch_size"], sp["steps"], max(sp["widths"])) == (10240, 8192, 40000, 1024)
     assert sp["weight_decays"] == [-1.0, 0.1]
-    assert pipeline.train_params(cfg)["loss_scale"] == 100.0
-    assert pipeline.gpus(cfg) == 1 and pipeline.gpus(exp10) == 0
-    an = pipeline.analysis_params(cfg)
+    assert train(cfg)["loss_scale"] == 100.0
+    large, cpu = (RuleTable(c, pipeline).resources("superposition_train") for c in (cfg, exp10))
+    assert (large["gpu"], large["slurm_partition"], cpu["gpu"], "slurm_partition" in cpu) == (
+        1,
+        "gpu",
+        0,
+        False,
+    )
+    an = job_params(cfg, pipeline, "superposition_tables")["analysis"]
     assert an["final_window"] == 100 and an["loss_summed_over_features"] is True
     assert [min_fit_width(d, an) for d in sp["distributions"]] == [32, 8, 8, 32]  # power, exp, exp, linear
 

@@ -248,31 +248,7 @@ def config_hash(config: dict) -> str:
 def result_params(subtree: dict, speed_keys=()) -> dict:
     """The settings of ``subtree`` that change results, as rule params: keys sorted, ``speed_keys``
     (checkpoint interval, batch sizes and other speed knobs) left out, so editing one of those reruns
-    nothing; they reach the job through :func:`speed_params` of the same ``speed_keys``. The one place
+    nothing; they reach the job as its ``speed`` params (``depthwidth.rules.Speed``). The one place
     where a rule's params drop settings that do not change results."""
     speed = set(speed_keys)
     return {k: subtree[k] for k in sorted(subtree) if k not in speed}
-
-
-def speed_params(subtree: dict, speed_keys, where: str = "config"):
-    """The ``speed_keys`` of ``subtree`` (keys sorted) as a rule's params *function*: the one way a speed
-    knob reaches a job. Rules write ``speed=<stage>_pipeline.speed_params(config)`` and scripts read
-    ``snakemake.params.speed[key]``.
-
-    Snakemake (9.x, ``Rule._is_deriving_function``) counts a params function that takes ``output`` as
-    derived from the job's files and leaves its value out of the params it records and compares
-    (``--rerun-triggers params``), so editing a speed knob reruns nothing, while the settings of
-    :func:`result_params` (plain values) stay rerun triggers. ``where`` names the subtree in the error
-    raised for a speed key it lacks."""
-    missing = [k for k in speed_keys if k not in subtree]
-    if missing:
-        raise ConfigError(
-            f"config key '{where}.{missing[0]}' is missing: it is a speed setting of this rule "
-            "(validate the config first, which fills in the schema's defaults)"
-        )
-    speed = {k: subtree[k] for k in sorted(speed_keys)}
-
-    def params(wildcards, output):
-        return dict(speed)
-
-    return params

@@ -1,15 +1,15 @@
-"""Glue between the ``causal_tracing:`` config section and its rules: job list, paths and params.
+"""Glue between the ``causal_tracing:`` config section and its rules: job list, paths and params (``RULES``).
 
 One job per (model, fact): ``results/causal_tracing/{model}/{fact}.json`` (summary) and ``.npy`` (the
 L × T restored-probability matrix). Adding a fact or a model adds jobs and reruns nothing else; editing a
 fact reruns that fact's jobs only (its params are the fact alone). ``batch_rows`` changes speed, not
-results: it reaches the jobs through :func:`speed_params`.
+results: it reaches the jobs as the ``speed`` params.
 """
 
 from __future__ import annotations
 
 from depthwidth.config import ConfigError, result_params
-from depthwidth.config import speed_params as config_speed_params
+from depthwidth.rules import Call, Key, Rule, Speed
 
 STAGE = "causal_tracing"
 RESULTS = "results/causal_tracing"
@@ -29,16 +29,12 @@ def enabled(config: dict) -> bool:
 
 def check(config: dict) -> None:
     """Errors the schema cannot express, raised before any job starts: unknown models, duplicate fact names."""
-    cfg = section(config)
-    known = config.get("models") or {}
-    unknown = [m for m in cfg["models"] if m not in known]
-    if unknown:
-        raise ConfigError(
-            f"config key 'causal_tracing.models' names {', '.join(map(repr, unknown))}, which is not in the models "
-            f"section (known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it."
-        )
     from depthwidth.models.load import ENCODER_FAMILIES
+    from depthwidth.models.pipeline import unknown_model_errors
 
+    cfg, known = section(config), config.get("models") or {}
+    for error in unknown_model_errors(config, "causal_tracing.models", cfg["models"]):
+        raise ConfigError(error)
     encoders = [m for m in cfg["models"] if known[m].get("family") in ENCODER_FAMILIES]
     if encoders:
         raise ConfigError(
@@ -68,33 +64,11 @@ def fact(config: dict, name: str) -> dict:
     return {"name": f["name"], "prompt": f["prompt"], "subject": f["subject"], "target": f["target"]}
 
 
-def trace_params(config: dict, fact_name: str) -> dict:
-    """The params of one trace job: the settings that change results, and the fact."""
-    return result_params({**{k: section(config)[k] for k in TRACE_KEYS}, "fact": fact(config, fact_name)})
-
-
-def trace_params_of(config: dict):
-    """The params function of rule causal_tracing_trace: wildcards → ``trace_params`` of that fact."""
-
-    def params(wildcards) -> dict:
-        return trace_params(config, wildcards.fact)
-
-    return params
-
-
-def speed_params(config: dict):
-    """Sequences per forward pass (``batch_rows``) as the rule's ``speed`` params function
-    (``depthwidth.config.speed_params``): a speed setting, editing it reruns nothing."""
-    return config_speed_params(section(config), SPEED_KEYS if enabled(config) else (), STAGE)
-
-
-def gpus(config: dict) -> int:
-    return int(section(config)["gpu"]["gpus"]) if enabled(config) else 0
-
-
-def resource(config: dict, key: str) -> int:
-    """mem_mb or runtime (minutes) of a trace job."""
-    return int(section(config)["gpu"][key]) if enabled(config) else 100
+def trace_params(config: dict, wildcards: dict) -> dict:
+    """The params of one trace job: the settings that change results, and its fact."""
+    return result_params(
+        {**{k: section(config)[k] for k in TRACE_KEYS}, "fact": fact(config, wildcards["fact"])}
+    )
 
 
 def job_files(model: str = "{model}", fact_name: str = "{fact}") -> dict[str, str]:
@@ -107,5 +81,16 @@ def section_inputs(config: dict) -> dict[str, list[str]]:
     return {"summaries": [j["summary"] for j in jobs], "matrices": [j["matrix"] for j in jobs]}
 
 
-def min_p_clean(config: dict) -> float:
-    return float(section(config)["min_p_clean"]) if enabled(config) else 0.0
+RULES = {
+    "causal_tracing_trace": Rule(
+        params={"trace": Call(trace_params)},
+        speed=Speed(STAGE, SPEED_KEYS),
+        threads=2,
+        mem_mb="causal_tracing.gpu.mem_mb",
+        runtime="causal_tracing.gpu.runtime",
+        gpus="causal_tracing.gpu.gpus",
+    ),
+    "causal_tracing_section": Rule(
+        params={"min_p_clean": Key("causal_tracing.min_p_clean")}, mem_mb=1000, runtime=10
+    ),
+}

@@ -17,7 +17,7 @@ import difflib
 import zlib
 
 from depthwidth.config import result_params
-from depthwidth.config import speed_params as config_speed_params
+from depthwidth.rules import Call, Device, Key, Rule, Speed
 
 RUNS = "results/depth_toy/runs"
 TABLES = {
@@ -179,35 +179,15 @@ def _job_settings(cfg: dict, variant: str) -> dict:
     }
 
 
-def train_params(config: dict, variant: str) -> dict:
+def train_params(config: dict, wildcards: dict, variant: str) -> dict:
     """The settings that change one variant's results (plain values, keys sorted): editing one reruns
-    that variant's jobs; the speed knobs (``SPEED_KEYS``) are in :func:`speed_params` instead."""
+    that variant's jobs; the speed knobs (``SPEED_KEYS``) are its ``speed`` params instead."""
     return result_params(_job_settings(section(config), variant), SPEED_KEYS)
 
 
-def speed_params(config: dict):
-    """The speed knobs of a training job (checkpoint interval) as the rule's ``speed`` params function
-    (``depthwidth.config.speed_params``): editing one retrains nothing."""
-    return config_speed_params(section(config), SPEED_KEYS, "depth_toy")
-
-
-def threads(config: dict) -> int:
-    return int(section(config)["threads"])
-
-
-def gpus(config: dict) -> int:
-    """GPUs a training job asks for: 1 unless it trains on the CPU."""
-    return int(section(config)["device"] != "cpu")
-
-
-def gpu_partition(config: dict) -> dict:
-    """{'slurm_partition': 'gpu'} for GPU jobs (the partition profiles/slurm names for GPU rules), else {}."""
-    return {"slurm_partition": "gpu"} if gpus(config) else {}
-
-
-def variant_table(cfg: dict) -> list[dict]:
+def variant_table(config: dict, wildcards: dict) -> list[dict]:
     """One row per variant with the settings that define it, for the report (plain values)."""
-    rows = []
+    cfg, rows = section(config), []
     for variant, v in cfg["variants"].items():
         temps = variant_temperatures(cfg, variant)
         factor = v["lr_depth_factor"]
@@ -228,16 +208,6 @@ def variant_table(cfg: dict) -> list[dict]:
     return rows
 
 
-def section_params(config: dict) -> dict:
-    cfg = section(config)
-    return {
-        "headline_variant": cfg["headline_variant"],
-        "note": cfg["note"],
-        "angle_samples": cfg["angle_samples"],
-        "variants": variant_table(cfg),
-    }
-
-
 def teacher_seed(seed: int, rep: int) -> int:
     """Replicate ``rep``'s teacher; the same for both kinds (tied = the independent teacher's block 0)."""
     return seed * 100_003 + rep
@@ -256,7 +226,7 @@ def job_seed(seed: int, kind: str, variant: str, rep: int) -> int:
     return (seed * 100_003 + rep * 101 + zlib.crc32(f"{kind}/{variant}".encode())) % (2**31)
 
 
-def estimate_minutes(config: dict, variant: str) -> int:
+def estimate_minutes(config: dict, wildcards: dict, variant: str) -> int:
     """Runtime request (minutes) of one job with a 3x margin: on one CPU core ~1.5 ms per block-step at
     batch 1024 (a teacher block forward counts 1, a student block forward + backward 3); on a GPU a rough
     30x less, since the batched students fill it far better than one small student does."""
@@ -271,7 +241,7 @@ def estimate_minutes(config: dict, variant: str) -> int:
     return max(5, int(3 * seconds / 60) + 1)
 
 
-def mem_mb(config: dict, variant: str) -> int:
+def mem_mb(config: dict, wildcards: dict, variant: str) -> int:
     """Activations of the largest depth group (~7 floats of width 4D per block, sample and student) plus the
     Adam state of every student, plus ~500 MB for Python and torch."""
     cfg = section(config)
@@ -281,3 +251,23 @@ def mem_mb(config: dict, variant: str) -> int:
     act = 7 * 4 * D * cfg["batch_size"] * max(v["depths"]) * n_t * 4
     params = 4 * 9 * D * D * sum(v["depths"]) * n_t * 4
     return int(500 + (act + params) / 1e6)
+
+
+# What each rule takes from the config (depthwidth.rules); the training rule of each variant passes variant=.
+RULES = {
+    "depth_toy_train": Rule(
+        params={"train": Call(train_params)},
+        speed=Speed("depth_toy", SPEED_KEYS),
+        threads="depth_toy.threads",
+        mem_mb=mem_mb,
+        runtime=estimate_minutes,
+        gpus=Device("depth_toy.device"),
+    ),
+    "depth_toy_tables": Rule(mem_mb=1000, runtime=5),
+    "depth_toy_section": Rule(
+        params={k: Key(f"depth_toy.{k}") for k in ("headline_variant", "note", "angle_samples")}
+        | {"variants": Call(variant_table)},
+        mem_mb=1000,
+        runtime=5,
+    ),
+}

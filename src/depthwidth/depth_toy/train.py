@@ -382,7 +382,7 @@ def train_students(
 
 def settings_for(params: dict, kind: str, rep: int) -> TrainSettings:
     """The :class:`TrainSettings` of one job from its rule params (``pipeline.train_params``, plus the
-    speed knobs of ``pipeline.speed_params``)."""
+    speed knobs of its ``speed`` params, ``pipeline.SPEED_KEYS``)."""
     keys = (
         "variant",
         "setup",
@@ -466,7 +466,7 @@ def depth_toy_train(
 ) -> None:
     """Rule depth_toy_train_<variant>: train every student of one (kind, variant, replicate) job and write
     its per-student files and angle table. ``params``: ``pipeline.train_params``; ``speed``:
-    ``pipeline.speed_params``. A ``checkpoint.pt`` beside the angle table lets a killed job resume."""
+    ``pipeline.SPEED_KEYS``. A ``checkpoint.pt`` beside the angle table lets a killed job resume."""
     torch.set_num_threads(threads)  # more threads than cores makes OpenMP spin: use what Snakemake gave
     p = {**params, **speed}
     device = p["device"] if p["device"] != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,4 +1,4 @@
-"""Config → params and file lists of the download rules (``fetch_file``, ``fineweb_shards``).
+"""Config → params (``RULES``) and file lists of the download rules (``fetch_file``, ``fineweb_shards``).
 
 Plain functions of the validated config (defaults already filled in by ``depthwidth.config``).
 """
@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from depthwidth.config import result_params
 from depthwidth.download.fetch import load_manifest, resolve_mirrors
 from depthwidth.download.fineweb import mirror_covers, shard_names
+from depthwidth.rules import Call, Keys, Rule
 
 #: the pinned files, path under data/raw/ -> {sha256, description, urls, convert}
 MANIFEST = load_manifest()
@@ -21,15 +21,15 @@ def raw_path_pattern(manifest: dict = MANIFEST) -> str:
     return "|".join(re.escape(k) for k in manifest)
 
 
-def pinned_sha256(wildcards) -> str:
+def pinned_sha256(config: dict, wildcards: dict) -> str:
     """Params function of rule fetch_file: the pinned checksum of the file, so a change of pin refetches it."""
-    return MANIFEST[wildcards.raw_path]["sha256"]
+    return MANIFEST[wildcards["raw_path"]]["sha256"]
 
 
 def sources(config: dict, project_dir: str | Path) -> dict:
     """Where pinned files and model weights may come from: the mirror folders (absolute, in order),
     whether to try the network, and its timeout. Where a file comes from does not change its bytes,
-    so these must never trigger a rerun (see ``rules/download.smk``)."""
+    so these must never trigger a rerun (``Rule(sources=True)`` in depthwidth.rules)."""
     data = config["data"]
     return {
         "mirrors": [str(p) for p in resolve_mirrors(data["mirrors"], project_dir)],
@@ -39,8 +39,8 @@ def sources(config: dict, project_dir: str | Path) -> dict:
 
 
 def sources_params(config: dict, project_dir: str | Path):
-    """:func:`sources` as a rule's params function. It takes ``output``, so Snakemake counts it as derived
-    from the outputs and leaves it out of its params rerun trigger: editing the mirror list reruns nothing."""
+    """:func:`sources` as a rule's params function (for the rules not yet on ``RULES`` tables). It takes
+    ``output``, so Snakemake leaves it out of its params rerun trigger: editing the mirror list reruns nothing."""
 
     def params(wildcards, output):
         return sources(config, project_dir)
@@ -83,6 +83,7 @@ def local_file_errors(config: dict) -> list[str]:
     ]
 
 
-def corpus_params(config: dict) -> dict:
-    """Every key of the corpus, sorted: editing one rewrites the shards."""
-    return result_params(corpus(config))
+RULES = {
+    "fetch_file": Rule(params={"sha256": Call(pinned_sha256)}, sources=True),
+    "fineweb_shards": Rule(params={"corpus": Keys("hidden_states.corpus")}, sources=True),
+}

@@ -384,7 +384,7 @@ def hidden_states_extract(
     through the fetched model (``data/models/<name>/manifest.json``) into the per-token file ``out``.
 
     ``params``: the settings that change the metrics (``depthwidth.hidden_states.pipeline.extract_params``);
-    ``speed``: batch sizes, decoding chunk and checkpoint interval (``pipeline.speed_params``).
+    ``speed``: batch sizes, decoding chunk and checkpoint interval (``pipeline.SPEED_KEYS``).
     The model is loaded in the compute dtype (``params["dtype"]`` on ``params["device"]``), as the paper's
     scripts load it, never in float32 and cast afterwards.
     """

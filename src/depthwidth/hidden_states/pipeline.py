@@ -1,16 +1,13 @@
-"""Config → params, job lists and resources of the hidden-states rules (rules/hidden_states.smk).
+"""Config → params (``RULES``), job lists and checks of the hidden-states rules (rules/hidden_states.smk).
 
-Plain functions of the validated config: the schema's defaults (``schemas/hidden_states.schema.yaml``)
-are already filled in by ``depthwidth.config.validate_config``. Keys that change speed but not results
-(:data:`SPEED_KEYS`) are kept out of the rerun-triggering params (``depthwidth.config.result_params``)
-and reach the extraction through :func:`speed_params` (``depthwidth.config.speed_params``, the one way
-every stage passes its speed knobs).
+Keys that change speed but not results (:data:`SPEED_KEYS`) are kept out of the rerun-triggering params
+and reach the extraction as its ``speed`` params.
 """
 
 from __future__ import annotations
 
 from depthwidth.config import ConfigError, result_params
-from depthwidth.config import speed_params as config_speed_params
+from depthwidth.rules import Call, Key, Keys, Rule, Speed
 
 SPEED_KEYS = ("batch_tokens", "max_batch_docs", "loss_chunk_tokens", "checkpoint_every_s")
 # Keys of the section that are not settings of the extraction itself.
@@ -28,14 +25,10 @@ def check(config: dict) -> None:
     """A model name missing from ``models:`` (a typo) stops here, naming the key, rather than later as a
     MissingInputException about files of a model that can never exist."""
     from depthwidth.download.pipeline import local_file_errors
+    from depthwidth.models.pipeline import unknown_model_errors
 
-    known = config.get("models") or {}
-    unknown = [m for m in config["hidden_states"]["models"] if m not in known]
-    if unknown:
-        raise ConfigError(
-            f"config key 'hidden_states.models' names {', '.join(map(repr, unknown))}, which is not in the "
-            f"models section (known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it."
-        )
+    for error in unknown_model_errors(config, "hidden_states.models", config["hidden_states"]["models"]):
+        raise ConfigError(error)
     errors = local_file_errors(config)
     if errors:
         raise ConfigError("Invalid configuration (nothing was run):\n  - " + "\n  - ".join(errors))
@@ -45,29 +38,14 @@ def models(config: dict) -> list[str]:
     return list(config["hidden_states"]["models"])
 
 
-def extract_params(config: dict) -> dict:
+def extract_params(config: dict, wildcards: dict) -> dict:
     """Settings that change the per-token metrics (``n_docs`` from the corpus), keys sorted."""
     hs = config["hidden_states"]
     sub = {k: v for k, v in hs.items() if k not in _NOT_EXTRACTION}
     return result_params({**sub, "n_docs": hs["corpus"]["n_docs"]}, SPEED_KEYS)
 
 
-def speed_params(config: dict):
-    """The speed-only settings of the extraction (batch sizes, decoding chunk, checkpoint interval) as
-    the rule's ``speed`` params function (``depthwidth.config.speed_params``): tuning them reruns nothing."""
-    return config_speed_params(config["hidden_states"], SPEED_KEYS, "hidden_states")
-
-
-def gpu_resources(config: dict) -> dict:
-    """``gpus``, ``mem_mb`` and ``runtime`` of the extraction rule on a cluster."""
-    return config["hidden_states"]["gpu"]
-
-
-def stats_params(config: dict) -> dict:
-    return result_params(config["hidden_states"]["stats"])
-
-
-def stats_mem_mb(wildcards, input) -> int:
+def stats_mem_mb(config: dict, wildcards: dict, input) -> int:
     """Host memory of the statistics (a resource function): about five times the per-token file
     (float64 copies, quantiles)."""
     return max(4000, int(5 * input.size_mb))
@@ -80,3 +58,19 @@ def section_inputs(config: dict) -> dict:
         for m in models(config)
         for key, name in SECTION_FILES
     }
+
+
+RULES = {
+    "hidden_states_extract": Rule(
+        params={"extract": Call(extract_params)},
+        speed=Speed("hidden_states", SPEED_KEYS),
+        threads=2,
+        mem_mb="hidden_states.gpu.mem_mb",
+        runtime="hidden_states.gpu.runtime",
+        gpus="hidden_states.gpu.gpus",
+    ),
+    "hidden_states_stats": Rule(
+        params={"stats": Keys("hidden_states.stats")}, mem_mb=stats_mem_mb, runtime=60
+    ),
+    "hidden_states_section": Rule(params={"models": Key("hidden_states.models")}, mem_mb=2000, runtime=10),
+}

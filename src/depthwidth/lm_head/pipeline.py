@@ -1,15 +1,14 @@
-"""Config → rule params, input lists and checks of the LM-head stage: the only module rules/lm_head.smk
-imports. Every function is a plain function of the validated ``config`` (defaults filled in from
-``schemas/lm_head.schema.yaml``)."""
+"""Config → rule params (``RULES``), input lists and checks of the LM-head stage: the only module
+rules/lm_head.smk imports. Every function is a plain function of the validated ``config`` (defaults filled
+in from ``schemas/lm_head.schema.yaml``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from depthwidth.config import result_params
-from depthwidth.config import speed_params as config_speed_params
+from depthwidth.rules import Key, Keys, Rule, Speed
 
-# keys of lm_head.loss that change how fast a loss job runs, not its numbers (speed_params)
+# keys of lm_head.loss that change how fast a loss job runs, not its numbers (its speed params)
 SPEED_KEYS = ("checkpoint_every",)
 
 
@@ -27,11 +26,6 @@ def decoders(config: dict) -> list[str]:
 
 def loss_corpora(config: dict) -> list[str]:
     return list(config["lm_head"]["loss"]["corpora"])
-
-
-def corpus_spec(config: dict, corpus: str, section: str = "loss") -> dict:
-    """``lm_head.<section>.corpora.<corpus>``, keys sorted (rule params: editing one corpus reruns only its jobs)."""
-    return result_params(config["lm_head"][section]["corpora"][corpus])
 
 
 def corpus_input(config: dict, corpus: str, fineweb_shards: list[str], section: str = "loss") -> list[str]:
@@ -56,47 +50,6 @@ def corpus_input_function(config: dict, fineweb_shards: list[str], section: str 
     return lm_head_corpus_files
 
 
-def corpus_spec_function(config: dict, section: str = "loss"):
-    """``corpus_spec`` as a Snakemake params function of the ``{corpus}`` wildcard."""
-
-    def lm_head_corpus_spec(wildcards) -> dict:
-        return corpus_spec(config, wildcards.corpus, section)
-
-    return lm_head_corpus_spec
-
-
-def n_texts(config: dict) -> int:
-    return config["lm_head"]["loss"]["n_texts"]
-
-
-def geometry_params(config: dict) -> dict:
-    return result_params(config["lm_head"]["geometry"])
-
-
-def loss_params(config: dict) -> dict:
-    """What a loss job's numbers depend on besides its model and corpus file: ``max_tokens`` and ``dtype``."""
-    sec = config["lm_head"]["loss"]
-    return {"max_tokens": sec["max_tokens"], "dtype": sec["dtype"]}
-
-
-def loss_speed_params(config: dict):
-    """The checkpoint interval of a loss job as the rule's ``speed`` params function
-    (``depthwidth.config.speed_params``): editing it reruns nothing."""
-    return config_speed_params(config["lm_head"]["loss"], SPEED_KEYS, "lm_head.loss")
-
-
-def loss_gpus(config: dict) -> int:
-    return config["lm_head"]["loss"]["gpus"]
-
-
-def fit_params(config: dict) -> dict:
-    return result_params(config["lm_head"]["fit"])
-
-
-def section_params(config: dict) -> dict:
-    return {"dead_norm_fraction": config["lm_head"]["geometry"]["dead_norm_fraction"]}
-
-
 def fit_inputs(config: dict) -> dict[str, list[str]]:
     """Inputs of rule lm_head_width_fit: every model's geometry row, every (corpus, decoder) loss."""
     return {
@@ -114,14 +67,6 @@ def tokenizers(config: dict) -> list[str]:
 
 def token_corpora(config: dict) -> list[str]:
     return list(config["lm_head"]["token_frequencies"]["corpora"])
-
-
-def token_count_params(config: dict) -> dict:
-    return {"min_tokens": config["lm_head"]["token_frequencies"]["min_tokens"]}
-
-
-def token_fit_params(config: dict) -> dict:
-    return {"fit_ranks": list(config["lm_head"]["token_frequencies"]["fit_ranks"])}
 
 
 def token_count_files(config: dict, ext: str) -> list[str]:
@@ -150,6 +95,38 @@ def section_inputs(config: dict) -> dict:
     }
 
 
+_TOKENS = "lm_head.token_frequencies"
+# What each rule takes from the config (depthwidth.rules).
+RULES = {
+    "lm_head_corpus": Rule(
+        params={"spec": Keys("lm_head.loss.corpora.{corpus}"), "n_texts": Key("lm_head.loss.n_texts")},
+        sources=True,
+    ),
+    "lm_head_geometry": Rule(
+        params={"geometry": Keys("lm_head.geometry")}, threads=2, mem_mb=8000, runtime=60
+    ),
+    "lm_head_loss": Rule(
+        params={"max_tokens": Key("lm_head.loss.max_tokens"), "dtype": Key("lm_head.loss.dtype")},
+        speed=Speed("lm_head.loss", SPEED_KEYS),
+        threads=2,
+        mem_mb=8000,
+        runtime=240,
+        gpus="lm_head.loss.gpus",
+    ),
+    "lm_head_width_fit": Rule(params={"fit": Keys("lm_head.fit")}, mem_mb=1000, runtime=10),
+    "lm_head_token_counts": Rule(
+        params={"min_tokens": Key(f"{_TOKENS}.min_tokens"), "spec": Keys(_TOKENS + ".corpora.{corpus}")},
+        sources=True,
+        mem_mb=2000,
+        runtime=30,
+    ),
+    "lm_head_token_fit": Rule(params={"fit_ranks": Key(f"{_TOKENS}.fit_ranks")}, mem_mb=1000, runtime=10),
+    "lm_head_section": Rule(
+        params={"dead_norm_fraction": Key("lm_head.geometry.dead_norm_fraction")}, mem_mb=2000, runtime=10
+    ),
+}
+
+
 # ------------------------------------------------------------------------------------------- checks
 
 _CORPUS_KEYS = {"fineweb": (), "raw": ("path",), "local": ("path",), "hub": ("dataset",)}
@@ -157,16 +134,11 @@ _CORPUS_KEYS = {"fineweb": (), "raw": ("path",), "local": ("path",), "hub": ("da
 
 def _model_errors(config: dict, key: str, names: list[str]) -> list[str]:
     from depthwidth.models.load import ModelError, model_spec
+    from depthwidth.models.pipeline import unknown_model_errors
 
     known = config.get("models") or {}
-    errors = []
-    for name in names:
-        if name not in known:
-            errors.append(
-                f"config key '{key}' names '{name}', which is not in the models section "
-                f"(known: {', '.join(known) or 'none'}). Fix: add it under models: or remove it."
-            )
-            continue
+    errors = unknown_model_errors(config, key, names)
+    for name in (n for n in names if n in known):
         try:
             model_spec(name, known[name])
         except ModelError as e:

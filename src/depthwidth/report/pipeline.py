@@ -1,4 +1,4 @@
-"""Config → the report rule's inputs and params (``rules/report.smk``).
+"""Config → the report rule's inputs and params (``RULES``, ``rules/report.smk``).
 
 The report reads only what it declares: each enabled stage's section fragment, headline rows and
 figure folder, the fits the synthesis combines, the manifests of the models the enabled stages use,
@@ -7,6 +7,8 @@ and the benchmark file of every job upstream of those (``upstream_benchmarks``).
 """
 
 from __future__ import annotations
+
+from depthwidth.rules import Call, Key, Rule
 
 
 def section_inputs(config: dict) -> dict[str, str]:
@@ -89,12 +91,19 @@ def _as_list(value) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def params(config: dict, reduced: dict) -> dict:
-    """The report's settings: title, the enabled stages in order, which ran a reduced config, and the
-    whole validated config, which the provenance block records (so editing any key refreshes it)."""
-    return {
-        "title": config["report"]["title"],
-        "stages": list(config["stages"]),
-        "reduced": dict(reduced),
-        "config": config,
-    }
+def reduced_params(config: dict, wildcards: dict, reduced: dict) -> dict:
+    """Stage -> True where the run's section differs from the papers' (``reduced=`` of the rule)."""
+    return dict(reduced)
+
+
+def whole_config(config: dict, wildcards: dict, **_) -> dict:
+    """The whole validated config, which the provenance block records (so editing any key refreshes it)."""
+    return config
+
+
+# The report's settings: title, the enabled stages in order, which ran a reduced config, the whole config.
+PARAMS = {"title": Key("report.title"), "stages": Key("stages"), "reduced": Call(reduced_params)}
+RULES = {
+    "report": Rule(params=PARAMS | {"config": Call(whole_config)}, mem_mb=1000, runtime=10),
+    "report_screenshot": Rule(),
+}

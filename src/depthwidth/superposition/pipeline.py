@@ -1,5 +1,5 @@
-"""Config → rule params and job lists of the superposition stage (the only module rules/superposition.smk
-imports; torch-free, Snakemake imports it when it parses the workflow).
+"""Config → rule params (``RULES``) and job lists of the superposition stage (the only module
+rules/superposition.smk imports; torch-free, Snakemake imports it when it parses the workflow).
 
 Cell files: ``results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}/model.safetensors``
 (W (n, m), b (n,), loss_curve (steps,), float32) and ``train.json`` beside it (settings, run time).
@@ -9,29 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depthwidth.config import result_params
-from depthwidth.config import speed_params as config_speed_params
+from depthwidth.rules import Device, Keys, Rule, Speed
 from depthwidth.superposition.grid import parse_distribution
 
 CELL_DIR = "results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}"
 
-# The stage's keys a training job reads (grid keys are wildcards, so growing the grid reruns nothing).
-TRAIN_KEYS = (
-    "batch_size",
-    "steps",
-    "warmup_steps",
-    "lr",
-    "min_lr_ratio",
-    "lr_width_exponent",
-    "lr_width_reference",
-    "lr_bias_over_m",
-    "loss_scale",
-    "path",
-    "checkpoint_every",
-    "device",
-)
-# Of those, the ones that do not change results: they reach the job through speed_params, not the
-# rerun-triggering params.
+# The stage's keys that change a training job's result (grid keys are wildcards, so growing the grid reruns
+# nothing), and those it reads that do not (its ``speed`` params).
+TRAIN_KEYS = ("batch_size", "steps", "warmup_steps", "lr", "min_lr_ratio", "lr_width_exponent")
+TRAIN_KEYS += ("lr_width_reference", "lr_bias_over_m", "loss_scale", "path")
 SPEED_KEYS = ("checkpoint_every", "device")
 
 
@@ -99,41 +85,6 @@ def parse_cell_path(path: str | Path) -> dict:
     }
 
 
-def train_params(config: dict) -> dict:
-    """Exactly the stage keys that change a training job's result (the rule's params)."""
-    cfg = stage_config(config)
-    return result_params({k: cfg[k] for k in TRAIN_KEYS}, SPEED_KEYS) if cfg else {}
-
-
-def speed_params(config: dict):
-    """The speed settings of a training job (checkpoint interval, device) as the rule's ``speed`` params
-    function (``depthwidth.config.speed_params``): editing them retrains nothing."""
-    cfg = stage_config(config)
-    return config_speed_params(cfg, SPEED_KEYS if cfg else (), "superposition")
-
-
-def gpus(config: dict) -> int:
-    """GPUs a training job asks for: 1 with device cuda (the job then trains there), else 0."""
-    cfg = stage_config(config)
-    return int(bool(cfg) and cfg["device"] == "cuda")
-
-
-def gpu_partition(config: dict) -> dict:
-    """{'slurm_partition': 'gpu'} for GPU jobs (the partition profiles/slurm names for GPU rules), else {}
-    (CPU jobs keep the cluster's default partition)."""
-    return {"slurm_partition": "gpu"} if gpus(config) else {}
-
-
-def threads(config: dict) -> int:
-    cfg = stage_config(config)
-    return int(cfg["threads"]) if cfg else 1
-
-
-def analysis_params(config: dict) -> dict:
-    cfg = stage_config(config)
-    return result_params(cfg["analysis"]) if cfg else {}
-
-
 def job_grouping(config: dict) -> str:
     """'cell' (one job per cell) or 'law' (one job per law, n and seed trains all its (γ, m) cells)."""
     cfg = stage_config(config)
@@ -156,14 +107,14 @@ def law_job_outputs(config: dict, name: str) -> list[str]:
 LAW_JOB_CHECKPOINT = "results/superposition/jobs/{dist}/n{n}/seed{seed}/checkpoint.pt"
 
 
-def _job_widths(config: dict, wildcards) -> list[int]:
+def _job_widths(config: dict, wildcards: dict) -> list[int]:
     """Widths of the cells a job of ``wildcards`` trains: its one m, or every cell's m for a 'law' job."""
-    if "m" in wildcards.keys():
-        return [int(wildcards.m)]
+    if "m" in wildcards:
+        return [int(wildcards["m"])]
     return [int(c["m"]) for c in job_cells(config)]
 
 
-def runtime_minutes(config: dict, wildcards) -> int:
+def runtime_minutes(config: dict, wildcards: dict) -> int:
     """Runtime request for the job of ``wildcards`` (SLURM): ~6·batch·n·m flops per cell-step at 2 GFLOP/s,
     plus 1 ms per cell-step of overheads, doubled, at least 5 minutes."""
     cfg = stage_config(config)
@@ -172,13 +123,30 @@ def runtime_minutes(config: dict, wildcards) -> int:
     return int(max(5, 2 * s / 60 + 1))
 
 
-def mem_mb(config: dict, wildcards) -> int:
+def mem_mb(config: dict, wildcards: dict) -> int:
     """Memory request for the job of ``wildcards``: W and its Adam moments per cell, three (batch × n) float32
     blocks (pre-activations and their copies), two (active features × n) tables with at most n rows, plus
     ~400 MB for Python and torch."""
-    n, batch = int(wildcards.n), int(stage_config(config)["batch_size"])
+    n, batch = int(wildcards["n"]), int(stage_config(config)["batch_size"])
     cells = sum(16 * n * m for m in _job_widths(config, wildcards))
     return int(400 + (cells + 12 * batch * n + 8 * n * n) / 1e6)
+
+
+_ANALYSIS = Rule(params={"analysis": Keys("superposition.analysis")}, mem_mb=2000, runtime=10)
+# What each rule takes from the config (depthwidth.rules). Both forms of superposition_train share one entry.
+RULES = {
+    "superposition_train": Rule(
+        params={"train": Keys("superposition", TRAIN_KEYS)},
+        speed=Speed("superposition", SPEED_KEYS),
+        threads="superposition.threads",
+        mem_mb=mem_mb,
+        runtime=runtime_minutes,
+        # gpu = 1 with device: cuda; the job then goes to the cluster's GPU partition (profiles/slurm)
+        gpus=Device("superposition.device"),
+    ),
+    "superposition_tables": _ANALYSIS,
+    "superposition_section": _ANALYSIS,
+}
 
 
 def alpha_of(dist: str) -> float | None:
