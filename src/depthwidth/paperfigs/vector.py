@@ -200,9 +200,15 @@ def read_page(path: str | Path, page: int = 0) -> list[Shape]:
 def image_array(shape: Shape) -> np.ndarray:
     """The pixels of an embedded image (``kind == "image"``) as an (h, w, 3) uint8 array, row 0 at the top."""
     stream = shape.image
-    width, height = int(stream["Width"]), int(stream["Height"])
+    attrs = stream.attrs  # inline images use the abbreviated keys (W, H, BPC, F)
+    width = int(attrs.get("Width", attrs.get("W")))
+    height = int(attrs.get("Height", attrs.get("H")))
+    bpc = int(attrs.get("BitsPerComponent", attrs.get("BPC", 8)))
+    if attrs.get("F") is not None and attrs.get("Filter") is None:
+        attrs["Filter"] = {"Fl": "FlateDecode"}.get(getattr(attrs["F"], "name", attrs["F"]), attrs["F"])
+        if "DP" in attrs:
+            attrs["DecodeParms"] = attrs["DP"]
     data = stream.get_data()
-    bpc = int(stream.get("BitsPerComponent", 8))
     n = len(data) // (width * height) if bpc == 8 else 0
     if bpc != 8 or n not in (1, 3):
         raise ValueError(
