@@ -3,6 +3,7 @@
 from depthwidth.paperfigs import section as paperfigs_section  # noqa: E402
 
 
+# Fig. 8a's LM-head overlaps, their fits against 1/m, and the fit notebook's stored outputs.
 rule paperfigs_fig8:
     input:
         **paperfigs_section.inputs(),
@@ -23,11 +24,27 @@ rule paperfigs_fig8:
         "../scripts/paperfigs_fig8.py"
 
 
+# Fig. 4b's heat map decoded through its colour bar, Fig. 6e's points and error bars.
+rule paperfigs_toy:
+    input:
+        **paperfigs_section.toy_inputs(),
+    output:
+        fig4b="results/paperfigs/fig4b_cells.csv",
+        fig6e="results/paperfigs/fig6e_points.csv",
+        summary="results/paperfigs/toy_readings.json",
+    log:
+        "logs/paperfigs/toy.log",
+    benchmark:
+        "benchmarks/paperfigs/toy.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    script:
+        "../scripts/paperfigs_toy.py"
+
+
 rule paperfigs_section:
     input:
-        points="results/paperfigs/fig8a_points.csv",
-        fits="results/paperfigs/fig8a_fits.csv",
-        summary="results/paperfigs/fig8_summary.json",
+        **paperfigs_section.section_inputs(config),
     output:
         html="results/paperfigs/section.html",
         headline="results/paperfigs/headline.json",

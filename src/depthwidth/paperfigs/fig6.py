@@ -81,7 +81,7 @@ def read_fig6e(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
                 "alpha_m_hi": hi,
                 "alpha_m_err": (hi - lo) / 2 if bar else np.nan,
                 "gamma_decoded": float(gam[k]),
-                "gamma": float(GAMMA_GRID[np.argmin(np.abs(GAMMA_GRID - gam[k]))]),
+                "gamma": round(float(GAMMA_GRID[np.argmin(np.abs(GAMMA_GRID - gam[k]))]), 6),
                 "gamma_color_dist": float(d[k]),
                 "fill_color": r["fill_color"],
                 "how": r["how"],

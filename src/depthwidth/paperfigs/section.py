@@ -16,8 +16,11 @@ import pandas as pd
 
 from depthwidth.integrity import read_json, read_table, write_json, write_table
 from depthwidth.paperfigs.concordance import CONCORDANCE
+from depthwidth.paperfigs.fig4 import read_fig4b
+from depthwidth.paperfigs.fig6 import read_fig6e
 from depthwidth.paperfigs.fig8 import overlap_fits, read_fig8a
 from depthwidth.paperfigs.notebook import read_fit_notebook
+from depthwidth.paperfigs.toy import compare_exponents, summary_line
 from depthwidth.papers import ALPHA_M_LLM
 from depthwidth.report.html import Figures, agree_within, headline_row, table_html, write_section
 
@@ -53,6 +56,67 @@ def paperfigs_fig8(
     return summary
 
 
+def paperfigs_toy(fig4_pdf: str, fig6_pdf: str, *, fig4b_csv: str, fig6e_csv: str, summary_json: str) -> dict:
+    """Rule paperfigs_toy: Fig. 4b's heat map decoded and Fig. 6e's points read, with their cross-check."""
+    f4, s4 = read_fig4b(fig4_pdf)
+    f6, s6 = read_fig6e(fig6_pdf)
+    # Fig. 6e's α read off the drawing (to ~1e-5) is put on the paper's grid of 0.125 for the cross-check
+    key6 = f6.assign(alpha=(f6["alpha"] / 0.125).round() * 0.125)
+    both = key6.merge(f4, on=["gamma", "alpha"], suffixes=("_6e", "_4b"))
+    if both.empty:
+        raise ValueError("Fig. 4b and Fig. 6e share no (γ, α) cell; the readings are not the pinned figures")
+    diff = (both["alpha_m_6e"] - both["alpha_m_4b"]).abs()
+    summary = {
+        "fig4b": s4,
+        "fig6e": s6,
+        "cross_check": {
+            "n_cells": len(both),
+            "max_abs_diff": float(diff.max()),
+            "median_abs_diff": float(diff.median()),
+        },
+    }
+    write_table(f4, fig4b_csv)
+    write_table(f6, fig6e_csv)
+    write_json(summary_json, summary)
+    return summary
+
+
+def _fig_toy(cmp: pd.DataFrame, fig4b: pd.DataFrame, fig6e: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(5.6, 4))
+    gammas = sorted(cmp["paper_gamma"].unique())
+    for i, g in enumerate(gammas):
+        col = f"C{i}"
+        p = fig4b[fig4b["gamma"] == g].sort_values("alpha")
+        ax.plot(p["alpha"], p["alpha_m"], "-", color=col, alpha=0.6, label=f"paper Fig. 4b, γ = {g:.3g}")
+        e = fig6e[np.isclose(fig6e["gamma"], g, atol=1e-3)]
+        if len(e):
+            ax.errorbar(
+                e["alpha"],
+                e["alpha_m"],
+                yerr=e["alpha_m_err"],
+                fmt="o",
+                color=col,
+                alpha=0.5,
+                ms=4,
+                label=f"paper Fig. 6e, γ = {g:.3g}",
+            )
+        o = cmp[cmp["paper_gamma"] == g]
+        ax.errorbar(
+            o["alpha"],
+            o["ours"],
+            yerr=2 * o["ours_se"],
+            fmt="s",
+            color=col,
+            mec="k",
+            ms=6,
+            label=f"ours, γ = {', '.join(f'{v:g}' for v in sorted(o['gamma'].unique()))}",
+        )
+    ax.set_xlabel("data exponent α")
+    ax.set_ylabel("model exponent α_m")
+    ax.legend(fontsize=7)
+    return fig
+
+
 def _fig_overlap(df: pd.DataFrame, fits: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(5.2, 4))
     colors = {"opt": "C0", "Qwen": "C1", "gpt2": "C2", "pythia": "C3"}
@@ -70,7 +134,48 @@ def _fig_overlap(df: pd.DataFrame, fits: pd.DataFrame):
     return fig
 
 
-def render(df: pd.DataFrame, fits: pd.DataFrame, summary: dict, figures: Figures) -> tuple[str, list[dict]]:
+def toy_html(toy: dict | None, figures: Figures) -> tuple[str, list[str]]:
+    """The toy overlays: our exponents over the paper's Fig. 4b / 6e points, and one line per figure."""
+    if toy is None:
+        return "", []
+    s = toy["summary"]
+    cmp = toy["compare"]
+    x = s["cross_check"]
+    intro = (
+        "<h3>Toy exponents against the paper's Figs. 4b and 6e</h3><p>Fig. 6e read off the vector PDF: "
+        f"{s['fig6e']['found']} circles, {s['fig6e']['with_error_bar']} with error bars, at γ = "
+        f"{', '.join(f'{g:.3g}' for g in s['fig6e']['gammas'])} (the figure draws no γ = ±1 point); tick residuals "
+        f"{s['fig6e']['x_axis']['residual_pt']:.1e} / {s['fig6e']['y_axis']['residual_pt']:.1e} pt; γ decoded through the colour bar "
+        f"to within {s['fig6e']['max_gamma_snap_dist']:.3f} of the paper's grid. Fig. 4b's heat map (a raster) decoded "
+        f"through its colour bar: {s['fig4b']['found']} of {s['fig4b']['expected']} cells, RGB distance to the nearest "
+        f"colour-bar row ≤ {s['fig4b']['max_color_dist']:.3f}, one row = {s['fig4b']['value_step']:.3f} in α_m. Cross-check on the "
+        f"{x['n_cells']} cells both figures show: |Fig. 6e − Fig. 4b| ≤ {x['max_abs_diff']:.3f} (median {x['median_abs_diff']:.3f}), "
+        "used as the heat map's decoding error.</p>"
+    )
+    lines = [summary_line(cmp, "Figs. 4b/6e (α_m over γ, α)")]
+    parts = [intro, "<p>" + html.escape(lines[0]) + "</p>"]
+    if len(cmp):
+        parts.append(
+            figures.html(
+                _fig_toy(cmp, toy["fig4b"], toy["fig6e"]),
+                "toy_alpha_m_overlay",
+                "α_m against α: the paper's Fig. 4b rows (lines) and Fig. 6e points (circles with their error bars) at the γ of "
+                "our cells, and ours (squares, ± 2 SE).",
+            )
+        )
+        parts.append(
+            table_html(
+                cmp,
+                "Per cell: ours against the paper; agree: |ours − Fig. 4b| ≤ tolerance = 2·sqrt(se² + σ²), σ the Fig. 6e "
+                "error bar where drawn, else its median, plus the decoding error.",
+            )
+        )
+    return "\n".join(parts), lines
+
+
+def render(
+    df: pd.DataFrame, fits: pd.DataFrame, summary: dict, figures: Figures, toy: dict | None = None
+) -> tuple[str, list[dict]]:
     s8a, s8b, nb = summary["fig8a"], summary["fig8b"], summary["notebook"]
     all_ = fits[fits["subset"] == "all"].iloc[0]
     intro = (
@@ -103,6 +208,7 @@ def render(df: pd.DataFrame, fits: pd.DataFrame, summary: dict, figures: Figures
                 df[["family", "model", "m", "mean_sq_overlap", "how"]],
                 "Fig. 8a points (a '|' names a pair of models of one width that the figure cannot tell apart).",
             ),
+            toy_html(toy, figures)[0],
             concordance_html(),
         ]
     )
@@ -139,17 +245,58 @@ def concordance_html() -> str:
 
 
 def paperfigs_section(
-    points_csv: str, fits_csv: str, summary_json: str, *, html_path: str, headline_path: str, figures_dir: str
+    points_csv: str,
+    fits_csv: str,
+    summary_json: str,
+    fig4b_csv: str,
+    fig6e_csv: str,
+    toy_json: str,
+    exponents_csv: str | None,
+    *,
+    html_path: str,
+    headline_path: str,
+    figures_dir: str,
 ) -> None:
-    """Rule paperfigs_section: the section HTML, its headline rows and its figure."""
+    """Rule paperfigs_section: the section HTML, its headline rows and its figures."""
     df = read_table(points_csv, "paperfigs_fig8", ("family", "m", "mean_sq_overlap"))
     fits = read_table(fits_csv, "paperfigs_fig8", ("subset", "slope", "slope_se"))
     summary = read_json(summary_json, "paperfigs_fig8", ("fig8a", "fig8b", "notebook"))
-    body, rows = render(df, fits, summary, Figures(figures_dir))
+    f4 = read_table(fig4b_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m"))
+    f6 = read_table(fig6e_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m", "alpha_m_err"))
+    ts = read_json(toy_json, "paperfigs_toy", ("fig4b", "fig6e", "cross_check"))
+    if exponents_csv:
+        ours = read_table(exponents_csv, "superposition_tables", ("alpha", "gamma", "exponent", "stderr"))
+    else:
+        ours = pd.DataFrame(columns=["alpha", "gamma", "exponent", "stderr"])
+    cmp = compare_exponents(ours, f4, f6, ts["cross_check"]["max_abs_diff"])
+    toy = {"summary": ts, "compare": cmp, "fig4b": f4, "fig6e": f6}
+    body, rows = render(df, fits, summary, Figures(figures_dir), toy)
     write_section(html_path, headline_path, "paperfigs", TITLE, body, rows)
+
+
+RAW = Path("data/raw/superposition_paper")
 
 
 def inputs() -> dict:
     """The pinned files rule paperfigs_fig8 reads (fetched by rule fetch_file)."""
-    root = Path("data/raw/superposition_paper")
-    return {"pdf": str(root / "figures/Fig-8-2.pdf"), "notebook": str(root / "LLMs/nonlinearfit-3.ipynb")}
+    return {"pdf": str(RAW / "figures/Fig-8-2.pdf"), "notebook": str(RAW / "LLMs/nonlinearfit-3.ipynb")}
+
+
+def toy_inputs() -> dict:
+    """The pinned figure files rule paperfigs_toy reads."""
+    return {"fig4": str(RAW / "figures/Fig-4-3.pdf"), "fig6": str(RAW / "figures/Fig-6-3.pdf")}
+
+
+def section_inputs(config: dict) -> dict:
+    """Rule paperfigs_section's inputs: the readings, and our superposition exponents where that stage runs."""
+    out = {
+        "points": "results/paperfigs/fig8a_points.csv",
+        "fits": "results/paperfigs/fig8a_fits.csv",
+        "summary": "results/paperfigs/fig8_summary.json",
+        "fig4b": "results/paperfigs/fig4b_cells.csv",
+        "fig6e": "results/paperfigs/fig6e_points.csv",
+        "toy": "results/paperfigs/toy_readings.json",
+    }
+    if "superposition" in config["stages"]:
+        out["exponents"] = "results/superposition/exponents.csv"
+    return out
