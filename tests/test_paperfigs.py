@@ -26,7 +26,12 @@ def roundtrip_pdf(tmp_path_factory):
     import matplotlib.pyplot as plt
 
     truth = {
-        "log": [(3.0, 0.02, "o", "circle"), (12.0, 0.3, "s", "square"), (40.0, 0.05, "^", "triangle_up"), (150.0, 4.0, "v", "triangle_down")],
+        "log": [
+            (3.0, 0.02, "o", "circle"),
+            (12.0, 0.3, "s", "square"),
+            (40.0, 0.05, "^", "triangle_up"),
+            (150.0, 4.0, "v", "triangle_down"),
+        ],
         "lin": [(0.1, 1.5, 0.2), (0.4, -0.5, 0.3), (0.7, 0.8, 0.1)],
     }
     fig, (a, b) = plt.subplots(1, 2, figsize=(7, 3))
@@ -70,7 +75,9 @@ def test_roundtrip_reads_points_shapes_opacity_and_error_bars(roundtrip_pdf):
     assert [r["shape"] for r in rows] == ["diamond"] * 3
     for (x, y, e), r in zip(truth["lin"], rows):
         assert r["x"] == pytest.approx(x, rel=1e-6) and r["y"] == pytest.approx(y, rel=1e-6)
-        assert r["y_hi"] - r["y"] == pytest.approx(e, rel=1e-6) and r["y"] - r["y_lo"] == pytest.approx(e, rel=1e-6)
+        assert r["y_hi"] - r["y"] == pytest.approx(e, rel=1e-6) and r["y"] - r["y_lo"] == pytest.approx(
+            e, rel=1e-6
+        )
         assert r["fill_alpha"] == 1.0 and r["fill_color"] == "#1f77b4"
 
 
@@ -86,7 +93,9 @@ def test_notebook_parser_rejects_another_notebook(tmp_path):
     from depthwidth.paperfigs.notebook import read_fit_notebook
 
     nb = tmp_path / "x.ipynb"
-    nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "model_names = ['a']", "outputs": []}]}))
+    nb.write_text(
+        json.dumps({"cells": [{"cell_type": "code", "source": "model_names = ['a']", "outputs": []}]})
+    )
     with pytest.raises(ValueError, match="alpha"):
         read_fit_notebook(nb)
 
@@ -126,7 +135,9 @@ def test_fig4b_heat_map_and_fig6e_points_agree_where_both_draw():
     f4, s4 = read_fig4b(FIGS / "Fig-4-3.pdf")
     f6, s6 = read_fig6e(FIGS / "Fig-6-3.pdf")
     assert s4["found"] == 170 and s4["max_color_dist"] < 0.02
-    assert s6["found"] == 60 and s6["with_error_bar"] == 60 and s6["max_gamma_snap_dist"] < 2 * s6["gamma_step"]
+    assert (
+        s6["found"] == 60 and s6["with_error_bar"] == 60 and s6["max_gamma_snap_dist"] < 2 * s6["gamma_step"]
+    )
     # error bars are symmetric about their circles (a check that bar and circle were paired right)
     assert np.max(np.abs((f6["alpha_m_hi"] - f6["alpha_m"]) - (f6["alpha_m"] - f6["alpha_m_lo"]))) < 1e-3
     f6 = f6.assign(alpha=(f6["alpha"] / 0.125).round() * 0.125)

@@ -43,7 +43,7 @@ def paperfigs_fig8(
             "expected": 108,
             "found": 0,
             "status": "not read",
-            "reason": "the alpha = 0.3 markers are flattened into about 1,900 fragments of 113 blended colours and two embedded raster patches; no reader for them yet",
+            "reason": "the alpha = 0.3 markers are flattened into about 1,900 fragments of 113 blended colours and two embedded raster patches; the reader does not separate them",
         },
         "notebook": {
             k: nb[k] for k in ("alpha", "A", "B", "err_slope", "final_loss", "iterations", "groups")
