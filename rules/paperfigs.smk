@@ -24,6 +24,27 @@ rule paperfigs_fig8:
         "../scripts/paperfigs_fig8.py"
 
 
+# Fig. 8b's 108 losses read by a drawing-model fit, and the width law refitted on them.
+rule paperfigs_fig8b:
+    input:
+        **paperfigs_section.inputs(),
+    output:
+        points="results/paperfigs/fig8b_points.csv",
+        fits="results/paperfigs/fig8b_fits.csv",
+        summary="results/paperfigs/fig8b_summary.json",
+    log:
+        "logs/paperfigs/fig8b.log",
+    benchmark:
+        "benchmarks/paperfigs/fig8b.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    params:
+        n_boot=config["paperfigs"]["law_n_boot"],
+        seed=config["paperfigs"]["seed"],
+    script:
+        "../scripts/paperfigs_fig8b.py"
+
+
 # Fig. 4b's heat map decoded through its colour bar, Fig. 6e's points and error bars.
 rule paperfigs_toy:
     input:

@@ -19,6 +19,8 @@ from depthwidth.paperfigs.concordance import CONCORDANCE
 from depthwidth.paperfigs.fig4 import read_fig4b
 from depthwidth.paperfigs.fig6 import read_fig6e
 from depthwidth.paperfigs.fig8 import overlap_fits, read_fig8a
+from depthwidth.paperfigs.fig8b import read_fig8b
+from depthwidth.paperfigs.fig8fit import losses, notebook_fit, refits, stationarity
 from depthwidth.paperfigs.notebook import read_fit_notebook
 from depthwidth.paperfigs.toy import compare_exponents, summary_line
 from depthwidth.papers import ALPHA_M_LLM
@@ -39,16 +41,38 @@ def paperfigs_fig8(
     nb = read_fit_notebook(notebook)
     summary = {
         "fig8a": summary,
-        "fig8b": {
-            "expected": 108,
-            "found": 0,
-            "status": "not read",
-            "reason": "the alpha = 0.3 markers are flattened into about 1,900 fragments of 113 blended colours and two embedded raster patches; the reader does not separate them",
-        },
         "notebook": {
             k: nb[k] for k in ("alpha", "A", "B", "err_slope", "final_loss", "iterations", "groups")
         },
         "n_notebook_models": len(nb["model_names"]),
+    }
+    write_table(df, points_csv)
+    write_table(fits, fits_csv)
+    write_json(summary_json, summary)
+    return summary
+
+
+def paperfigs_fig8b(
+    pdf: str, notebook: str, *, n_boot: int, seed: int, points_csv: str, fits_csv: str, summary_json: str
+) -> dict:
+    """Rule paperfigs_fig8b: Fig. 8b's 108 points read by the drawing-model fit, their losses (model part +
+    the notebook's B_g), the notebook's procedure rerun on them, the converged refits and the stationarity
+    check of the printed fit."""
+    nb = read_fit_notebook(notebook)
+    pts, read = read_fig8b(pdf, nb["model_classes"], nb["data_names"], prior=(nb["A"], nb["alpha"]))
+    df = losses(pts, nb["B"])
+    fits = refits(df, n_boot=n_boot, seed=seed)
+    rerun = notebook_fit(df, nb["groups"])
+    stat = stationarity(df, nb["alpha"], nb["A"])
+    summary = {
+        "read": read,
+        "notebook_rerun": rerun,
+        "printed": {"alpha": nb["alpha"], "A": nb["A"], "final_loss": nb["final_loss"]},
+        "stationarity": {
+            "groups_within_0.01": int((stat["mean_residual"].abs() <= 0.01).sum()),
+            "n_groups": len(stat),
+            "by_group": dict(zip(stat["group"], stat["mean_residual"].round(5))),
+        },
     }
     write_table(df, points_csv)
     write_table(fits, fits_csv)
@@ -173,10 +197,98 @@ def toy_html(toy: dict | None, figures: Figures) -> tuple[str, list[str]]:
     return "\n".join(parts), lines
 
 
+def alpha_row(b: dict, nb: dict) -> dict:
+    """The headline row α_m on the paper's Fig. 8b points."""
+    quantity = "LLM loss vs width, α_m (paper's Fig. 8b points)"
+    if not b.get("summary"):
+        return headline_row(
+            quantity, ALPHA_M_LLM.text, "not read", None, None, SOURCE, "Fig. 8b not read in this run"
+        )
+    s, fits = b["summary"], b["fits"]
+    a = fits[fits["subset"] == "all"].iloc[0]
+    rr = s["notebook_rerun"]
+    st = s["stationarity"]
+    return headline_row(
+        quantity,
+        ALPHA_M_LLM.text,
+        float(a["alpha"]),
+        float(a["alpha_se"]),
+        agree_within(float(a["alpha"]), float(a["alpha_se"]), ALPHA_M_LLM.value, ALPHA_M_LLM.err),
+        SOURCE,
+        f"{s['read']['found']} of {s['read']['expected']} points read off the figure (drawing-model fit), losses = "
+        f"read + the notebook's B_g; converged least squares; bootstrap over models 95 %: [{a['boot_lo']:.2f}, "
+        f"{a['boot_hi']:.2f}]; the notebook's own procedure on these points: α = {rr['alpha']:.4f}, A = {rr['A']:.1f} "
+        f"(printed: {nb['alpha']}, {nb['A']}); {st['groups_within_0.01']} of {st['n_groups']} group means within 0.01 "
+        "of the printed law",
+    )
+
+
+def fig8b_html(b: dict, figures: Figures) -> str:
+    s, fits, pts = b["summary"], b["fits"], b["points"]
+    r, rr, st = s["read"], s["notebook_rerun"], s["stationarity"]
+    text = (
+        "<h3>Fig. 8b: the width law on the paper's own points</h3><p>The 108 markers of Fig. 8b are drawn at alpha "
+        "0.3 and were flattened by the illustration program (fragments in blended colours and two raster patches), "
+        "so they are read by fitting a drawing model: each marker's x, shape, colour, opacity, size and painting "
+        "order are known, its y is chosen to best reproduce the rasterised figure "
+        f"({r['px_per_pt']} px/pt, one pixel = {r['decades_per_pixel']:.4f} decades; {r['sweeps']} sweeps, "
+        f"{r['swaps']} swaps; RMS pixel colour error {r['pixel_rms']:.3f}, {100 * r['pixel_frac_off']:.1f} % of pixels off "
+        f"by more than 0.05). Tick residuals: x {r['x_axis']['residual_pt']:.1e} pt, y {r['y_axis']['residual_pt']:.1e} pt. "
+        f"Check against the printed fit: a converged fit leaves every group's mean residual at 0; with the printed "
+        f"α and A, {st['groups_within_0.01']} of {st['n_groups']} groups have |mean| ≤ 0.01. The notebook's procedure "
+        f"(Adam, 20,000 steps) rerun on these points gives α = {rr['alpha']:.4f}, A = {rr['A']:.1f}, loss "
+        f"{rr['final_loss']:.5f} (printed: α = {s['printed']['alpha']}, A = {s['printed']['A']}, loss "
+        f"{s['printed']['final_loss']:.5f}).</p>"
+    )
+    return "\n".join(
+        [
+            text,
+            figures.html(
+                _fig_loss(pts, fits, s["printed"]),
+                "fig8b_width_law",
+                "Fig. 8b's points as read (model part L − B_g against m, colour = family, marker = dataset) and "
+                "the converged fit of L = A/m^α + B_g on them (dashed), with the paper's printed law (dotted).",
+            ),
+            table_html(
+                fits,
+                "L = A/m^α + B_g refitted (lmfit least squares, standard errors from the covariance): all "
+                "points with a percentile 95 % bootstrap over models, per family, leaving one family out.",
+            ),
+        ]
+    )
+
+
+def _fig_loss(pts: pd.DataFrame, fits: pd.DataFrame, printed: dict):
+    fig, ax = plt.subplots(figsize=(5.2, 4))
+    colors = {"opt": "C0", "Qwen": "C1", "gpt2": "C2", "pythia": "C3"}
+    marker = {"wikitext": "o", "c4": "s", "pile": "v", "bookcorpus": "^"}
+    for (fam, ds), g in pts.groupby(["family", "dataset"]):
+        ax.scatter(
+            g["m"], g["model_part"], color=colors.get(fam, "k"), marker=marker.get(ds, "o"), alpha=0.5, s=25
+        )
+    a = fits[fits["subset"] == "all"].iloc[0]
+    m = np.geomspace(500, 1e4, 50)
+    ax.plot(m, a["A"] / m ** a["alpha"], "k--", label=f"refit α = {a['alpha']:.3f} ± {a['alpha_se']:.3f}")
+    ax.plot(m, printed["A"] / m ** printed["alpha"], "k:", label=f"the notebook's α = {printed['alpha']}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("m")
+    ax.set_ylabel("L − B_g (read off Fig. 8b)")
+    ax.legend(fontsize=8)
+    return fig
+
+
 def render(
-    df: pd.DataFrame, fits: pd.DataFrame, summary: dict, figures: Figures, toy: dict | None = None
+    df: pd.DataFrame,
+    fits: pd.DataFrame,
+    summary: dict,
+    figures: Figures,
+    toy: dict | None = None,
+    fig8b: dict | None = None,
 ) -> tuple[str, list[dict]]:
-    s8a, s8b, nb = summary["fig8a"], summary["fig8b"], summary["notebook"]
+    s8a, nb = summary["fig8a"], summary["notebook"]
+    b = fig8b or {}
+    s8b = b.get("summary")
     all_ = fits[fits["subset"] == "all"].iloc[0]
     intro = (
         "<p>The paper's repository publishes its figures as vector PDFs. Fig. 8a (LM-head overlaps of 27 LLMs "
@@ -186,10 +298,10 @@ def render(
         f"{html.escape(', '.join(s8a['missing']) or 'none')}. Tick residuals: x {s8a['x_axis']['residual_pt']:.1e} pt "
         f"({s8a['x_axis']['n_ticks']} ticks), y {s8a['y_axis']['residual_pt']:.1e} pt ({s8a['y_axis']['n_ticks']} ticks); "
         f"each circle's 1/m equals a published width to {s8a['max_inv_m_rel_err']:.1e} relative.</p>"
-        f"<p>Fig. 8b (108 losses): {html.escape(s8b['status'])}; {html.escape(s8b['reason'])}. The fit notebook's "
-        f"stored output (parsed, not typed in) gives α = {nb['alpha']}, A = {nb['A']} and {len(nb['B'])} offsets B_g; "
-        f"its printed slope error is {nb['err_slope']:.4f}.</p>"
+        f"<p>The fit notebook's stored output (parsed, not typed in) gives α = {nb['alpha']}, A = {nb['A']} and "
+        f"{len(nb['B'])} offsets B_g; its printed slope error is {nb['err_slope']:.4f}.</p>"
     )
+    parts8b = [fig8b_html(b, figures)] if s8b else []
     body = "\n".join(
         [
             intro,
@@ -208,6 +320,7 @@ def render(
                 df[["family", "model", "m", "mean_sq_overlap", "how"]],
                 "Fig. 8a points (a '|' names a pair of models of one width that the figure cannot tell apart).",
             ),
+            *parts8b,
             toy_html(toy, figures)[0],
             concordance_html(),
         ]
@@ -223,16 +336,7 @@ def render(
             f"{int(all_['n_points'])} of 27 points read off the vector PDF, {int(all_['n_widths'])} widths; bootstrap over "
             f"models 95 %: [{all_['boot_lo']:.2f}, {all_['boot_hi']:.2f}]",
         ),
-        headline_row(
-            "LLM loss vs width, α_m (paper's Fig. 8b points)",
-            ALPHA_M_LLM.text,
-            "not read",
-            None,
-            None,
-            SOURCE,
-            f"0 of 108 points read: {s8b['reason']}. The notebook prints α = {nb['alpha']}, A = {nb['A']} "
-            f"(parsed from its stored output)",
-        ),
+        alpha_row(b, nb),
     ]
     return body, rows
 
@@ -252,6 +356,9 @@ def paperfigs_section(
     fig6e_csv: str,
     toy_json: str,
     exponents_csv: str | None,
+    fig8b_points_csv: str | None = None,
+    fig8b_fits_csv: str | None = None,
+    fig8b_json: str | None = None,
     *,
     html_path: str,
     headline_path: str,
@@ -270,7 +377,16 @@ def paperfigs_section(
         ours = pd.DataFrame(columns=["alpha", "gamma", "exponent", "stderr"])
     cmp = compare_exponents(ours, f4, f6, ts["cross_check"]["max_abs_diff"])
     toy = {"summary": ts, "compare": cmp, "fig4b": f4, "fig6e": f6}
-    body, rows = render(df, fits, summary, Figures(figures_dir), toy)
+    fig8b = None
+    if fig8b_points_csv:
+        fig8b = {
+            "points": read_table(
+                fig8b_points_csv, "paperfigs_fig8b", ("family", "dataset", "m", "model_part", "loss")
+            ),
+            "fits": read_table(fig8b_fits_csv, "paperfigs_fig8b", ("subset", "alpha", "alpha_se")),
+            "summary": read_json(fig8b_json, "paperfigs_fig8b", ("read", "notebook_rerun", "stationarity")),
+        }
+    body, rows = render(df, fits, summary, Figures(figures_dir), toy, fig8b)
     write_section(html_path, headline_path, "paperfigs", TITLE, body, rows)
 
 
@@ -296,6 +412,9 @@ def section_inputs(config: dict) -> dict:
         "fig4b": "results/paperfigs/fig4b_cells.csv",
         "fig6e": "results/paperfigs/fig6e_points.csv",
         "toy": "results/paperfigs/toy_readings.json",
+        "fig8b_points": "results/paperfigs/fig8b_points.csv",
+        "fig8b_fits": "results/paperfigs/fig8b_fits.csv",
+        "fig8b_summary": "results/paperfigs/fig8b_summary.json",
     }
     if "superposition" in config["stages"]:
         out["exponents"] = "results/superposition/exponents.csv"

@@ -118,7 +118,22 @@ def _classes():
                 self.graphicstate.stroke_alpha = float(resolve1(state["CA"]))
 
     class Device(PDFPageAggregator):
+        #: every painted path whole (pdfminer splits a path with several subpaths, losing its holes):
+        #: (fill colour, fill alpha, evenodd, [(op, x, y, ...) in page points])
+        whole_paths: list
+
         def paint_path(self, gstate, stroke, fill, evenodd, path) -> None:
+            if fill:
+                from pdfminer.utils import apply_matrix_pt
+
+                segs = []
+                for seg in path:
+                    xy = [float(v) for v in seg[1:]]
+                    pts = [apply_matrix_pt(self.ctm, (xy[i], xy[i + 1])) for i in range(0, len(xy) - 1, 2)]
+                    segs.append((str(seg[0]), [c for p in pts for c in p]))
+                self.whole_paths.append(
+                    (_rgb(gstate.ncolor), getattr(gstate, "fill_alpha", 1.0), bool(evenodd), segs)
+                )
             before = len(self.cur_item._objs)
             super().paint_path(gstate, stroke, fill, evenodd, path)
             for item in self.cur_item._objs[before:]:
@@ -148,6 +163,7 @@ def read_page(path: str | Path, page: int = 0) -> list[Shape]:
             raise ValueError(f"{path}: page {page} requested, the file has {len(pages)} page(s)")
         rsrc = PDFResourceManager()
         device = Device(rsrc, laparams=LAParams(all_texts=False))
+        device.whole_paths = []
         interp = Interpreter(rsrc, device)
         interp.process_page(pages[page])
         layout = device.get_result()
@@ -194,7 +210,15 @@ def read_page(path: str | Path, page: int = 0) -> list[Shape]:
                     walk(child)
 
         walk(layout)
+    read_page.whole_paths = device.whole_paths
     return out
+
+
+def filled_paths(path: str | Path, page: int = 0) -> list[tuple]:
+    """Every filled path of a page whole, in painting order: (fill RGB, fill alpha, evenodd, segments),
+    segments as (operator, [x0, y0, x1, y1, …]) in page points (m, l, c, v, y, h)."""
+    read_page(path, page)
+    return read_page.whole_paths
 
 
 def image_array(shape: Shape) -> np.ndarray:
