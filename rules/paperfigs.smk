@@ -69,7 +69,12 @@ rule paperfigs_section:
     output:
         html="results/paperfigs/section.html",
         headline="results/paperfigs/headline.json",
-        figures=directory("results/paperfigs/figures"),
+        figures=report(
+            directory("results/paperfigs/figures"),
+            patterns=["{name}.png"],
+            caption="../report/captions/paperfigs.rst",
+            category="paper figures",
+        ),
     log:
         "logs/paperfigs/section.log",
     benchmark:

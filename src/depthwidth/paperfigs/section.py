@@ -367,7 +367,7 @@ def paperfigs_section(
     """Rule paperfigs_section: the section HTML, its headline rows and its figures."""
     df = read_table(points_csv, "paperfigs_fig8", ("family", "m", "mean_sq_overlap"))
     fits = read_table(fits_csv, "paperfigs_fig8", ("subset", "slope", "slope_se"))
-    summary = read_json(summary_json, "paperfigs_fig8", ("fig8a", "fig8b", "notebook"))
+    summary = read_json(summary_json, "paperfigs_fig8", ("fig8a", "notebook"))
     f4 = read_table(fig4b_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m"))
     f6 = read_table(fig6e_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m", "alpha_m_err"))
     ts = read_json(toy_json, "paperfigs_toy", ("fig4b", "fig6e", "cross_check"))
