@@ -65,3 +65,27 @@ def summary_line(cmp: pd.DataFrame, label: str) -> str:
     off = cmp.loc[~cmp["gamma_on_grid"], "gamma"].unique()
     flag = f"; γ = {', '.join(f'{g:g}' for g in off)} compared with the nearest paper γ" if len(off) else ""
     return f"{label}: {k} of {n} cells agree within the stated tolerance (median |Δ| = {float((cmp['ours'] - cmp['paper_fig4b']).abs().median()):.2f}){flag}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m depthwidth.paperfigs.toy EXPONENTS_CSV [RESULTS_DIR]``: our cells against the paper's
+    Figs. 4b/6e as a Markdown table (RESULTS_DIR holds the paperfigs readings; default results/paperfigs)."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("exponents_csv")
+    ap.add_argument("results_dir", nargs="?", default="results/paperfigs")
+    a = ap.parse_args(argv)
+    d = Path(a.results_dir)
+    f4, f6 = pd.read_csv(d / "fig4b_cells.csv"), pd.read_csv(d / "fig6e_points.csv")
+    err = json.loads((d / "toy_readings.json").read_text())["cross_check"]["max_abs_diff"]
+    cmp = compare_exponents(pd.read_csv(a.exponents_csv), f4, f6, err)
+    print(cmp.round(3).to_markdown(index=False))
+    print()
+    print(summary_line(cmp, "Figs. 4b/6e"))
+
+
+if __name__ == "__main__":
+    main()
