@@ -31,6 +31,7 @@ include: "rules/depth_toy.smk"
 include: "rules/hidden_states.smk"
 include: "rules/causal_tracing.smk"
 include: "rules/lm_head.smk"
+include: "rules/paperfigs.smk"
 include: "rules/report.smk"
 
 

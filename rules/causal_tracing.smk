@@ -40,7 +40,12 @@ rule causal_tracing_section:
         headline="results/causal_tracing/headline.json",
         pairs="results/causal_tracing/pairs.csv",
         peaks="results/causal_tracing/peak_depths.csv",
-        figures=directory("results/causal_tracing/figures"),
+        figures=report(
+            directory("results/causal_tracing/figures"),
+            patterns=["{name}.png"],
+            caption="../report/captions/causal_tracing.rst",
+            category="causal tracing",
+        ),
     log:
         "logs/causal_tracing/section.log",
     benchmark:

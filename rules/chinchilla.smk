@@ -187,7 +187,12 @@ rule chinchilla_section:
         shape="results/chinchilla/optimal_shape.csv",
         sweeps="results/chinchilla/sweeps.csv",
         robustness="results/chinchilla/robustness.csv",
-        figures=directory("results/chinchilla/figures"),
+        figures=report(
+            directory("results/chinchilla/figures"),
+            patterns=["{name}.png"],
+            caption="../report/captions/chinchilla.rst",
+            category="chinchilla",
+        ),
     log:
         "logs/chinchilla/section.log",
     benchmark:

@@ -63,7 +63,12 @@ rule depth_toy_section:
     output:
         html="results/depth_toy/section.html",
         headline="results/depth_toy/headline.json",
-        figures=directory("results/depth_toy/figures"),
+        figures=report(
+            directory("results/depth_toy/figures"),
+            patterns=["{name}.png"],
+            caption="../report/captions/depth_toy.rst",
+            category="depth toy",
+        ),
     log:
         "logs/depth_toy/section.log",
     benchmark:

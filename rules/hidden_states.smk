@@ -63,7 +63,12 @@ rule hidden_states_section:
         headline="results/hidden_states/headline.json",
         layers="results/hidden_states/layer_stats.csv",
         models="results/hidden_states/models.csv",
-        figures=directory("results/hidden_states/figures"),
+        figures=report(
+            directory("results/hidden_states/figures"),
+            patterns=["{name}.png"],
+            caption="../report/captions/hidden_states.rst",
+            category="hidden states",
+        ),
     log:
         "logs/hidden_states/section.log",
     benchmark:

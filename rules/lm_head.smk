@@ -152,7 +152,12 @@ rule lm_head_section:
     output:
         html="results/lm_head/section.html",
         headline="results/lm_head/headline.json",
-        figures=directory("results/lm_head/figures"),
+        figures=report(
+            directory("results/lm_head/figures"),
+            patterns=["{name}.png"],
+            caption="../report/captions/lm_head.rst",
+            category="lm head",
+        ),
     log:
         "logs/lm_head/section.log",
     benchmark:

@@ -88,7 +88,12 @@ rule superposition_section:
     output:
         html="results/superposition/section.html",
         headline="results/superposition/headline.json",
-        figures=directory("results/superposition/figures"),
+        figures=report(
+            directory("results/superposition/figures"),
+            patterns=["{name}.png"],
+            caption="../report/captions/superposition.rst",
+            category="superposition",
+        ),
     log:
         "logs/superposition/section.log",
     benchmark:

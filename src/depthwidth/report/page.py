@@ -29,6 +29,7 @@ PAPER_SETTINGS = {
     "hidden_states": "Pythia 70m–12b, Qwen2.5 and OPT on 4,800 FineWeb documents of 1,024 tokens (GPU)",
     "causal_tracing": "six Pythias (70m–12b) in float16 on the paper's sentence, one noise draw (GPU)",
     "lm_head": "27 models (OPT, Qwen2.5, GPT-2, Pythia) on wikitext-103, C4, pile-10k, bookcorpus",
+    "paperfigs": "the same reading: the paper's own figure files",
 }
 
 # <img ... src="results/<stage>/figures/<name>.png" ...>: the files Figures.html points at.

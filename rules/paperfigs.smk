@@ -1,0 +1,85 @@
+# The superposition paper's figures read off its vector PDFs (depthwidth.paperfigs). The pinned PDFs and
+# the fit notebook come from rules/download.smk (fetch_file); each reading runs once per pinned file.
+from depthwidth.paperfigs import section as paperfigs_section  # noqa: E402
+
+
+# Fig. 8a's LM-head overlaps, their fits against 1/m, and the fit notebook's stored outputs.
+rule paperfigs_fig8:
+    input:
+        **paperfigs_section.inputs(),
+    output:
+        points="results/paperfigs/fig8a_points.csv",
+        fits="results/paperfigs/fig8a_fits.csv",
+        summary="results/paperfigs/fig8_summary.json",
+    log:
+        "logs/paperfigs/fig8.log",
+    benchmark:
+        "benchmarks/paperfigs/fig8.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    params:
+        n_boot=config["paperfigs"]["n_boot"],
+        seed=config["paperfigs"]["seed"],
+    script:
+        "../scripts/paperfigs_fig8.py"
+
+
+# Fig. 8b's 108 losses read by a drawing-model fit, and the width law refitted on them.
+rule paperfigs_fig8b:
+    input:
+        **paperfigs_section.inputs(),
+    output:
+        points="results/paperfigs/fig8b_points.csv",
+        fits="results/paperfigs/fig8b_fits.csv",
+        summary="results/paperfigs/fig8b_summary.json",
+    log:
+        "logs/paperfigs/fig8b.log",
+    benchmark:
+        "benchmarks/paperfigs/fig8b.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    params:
+        n_boot=config["paperfigs"]["law_n_boot"],
+        seed=config["paperfigs"]["seed"],
+    script:
+        "../scripts/paperfigs_fig8b.py"
+
+
+# Fig. 4b's heat map decoded through its colour bar, Fig. 6e's points and error bars.
+rule paperfigs_toy:
+    input:
+        **paperfigs_section.toy_inputs(),
+    output:
+        fig4b="results/paperfigs/fig4b_cells.csv",
+        fig6e="results/paperfigs/fig6e_points.csv",
+        summary="results/paperfigs/toy_readings.json",
+    log:
+        "logs/paperfigs/toy.log",
+    benchmark:
+        "benchmarks/paperfigs/toy.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    script:
+        "../scripts/paperfigs_toy.py"
+
+
+rule paperfigs_section:
+    input:
+        **paperfigs_section.section_inputs(config),
+    output:
+        html="results/paperfigs/section.html",
+        headline="results/paperfigs/headline.json",
+        figures=report(
+            directory("results/paperfigs/figures"),
+            patterns=["{name}.png"],
+            caption="../report/captions/paperfigs.rst",
+            category="paper figures",
+        ),
+    log:
+        "logs/paperfigs/section.log",
+    benchmark:
+        "benchmarks/paperfigs/section.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    script:
+        "../scripts/paperfigs_section.py"

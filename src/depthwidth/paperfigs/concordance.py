@@ -1,0 +1,176 @@
+"""Every figure of both papers with our counterpart, the comparison's status and the command that makes it.
+
+Paper A: "Superposition yields robust neural scaling" (Liu, Liu & Gore, arXiv 2505.10465), figures as in
+its repository (figures/Fig-<n>-<v>.pdf). Paper B: "Inverse depth scaling from most layers being similar"
+(Liu, Kangaslahti, Liu & Gore, arXiv 2602.05970); its figures are not in its repository, whose README maps
+figure numbers to code, and those numbers are used here.
+"""
+
+from __future__ import annotations
+
+DEFAULT = "snakemake --cores 2 results/report.html"
+PAPER = "snakemake --cores 8 results/report.html --configfile config/paper.yaml"
+
+#: one row per figure: paper, figure, what it shows, our counterpart, status, command
+CONCORDANCE: list[dict] = [
+    {
+        "paper": "A",
+        "figure": "1a, 1c",
+        "shows": "schematics (hidden space, feature importance)",
+        "ours": "none (no data)",
+        "status": "not applicable: no data",
+        "command": "",
+    },
+    {
+        "paper": "A",
+        "figure": "1b, 1d",
+        "shows": "toy loss vs width, weak / strong superposition; LLM losses in grey",
+        "ours": "superposition section, loss vs m",
+        "status": "partly: exponents compared as numbers; the panels are not overlaid",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "A",
+        "figure": "2",
+        "shows": "the toy model (schematic)",
+        "ours": "none (no data)",
+        "status": "not applicable: no data",
+        "command": "",
+    },
+    {
+        "paper": "A",
+        "figure": "3",
+        "shows": "weight decay controls superposition (exp-10, exp-10-3)",
+        "ours": "superposition section (γ = −1, 0.3 in the default run)",
+        "status": "partly: two weight decays of ten; not overlaid",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "A",
+        "figure": "4a",
+        "shows": "R² of three frequency laws",
+        "ours": "superposition section (power law only in the default run)",
+        "status": "partly",
+        "command": PAPER,
+    },
+    {
+        "paper": "A",
+        "figure": "4b",
+        "shows": "α_m over (γ, α), a heat map (raster in the PDF)",
+        "ours": "paperfigs section: our exponents over the decoded heat map, per cell",
+        "status": "partly: the heat map is decoded (170 cells); the default run's 6 cells are compared",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "A",
+        "figure": "5",
+        "shows": "the weak regime",
+        "ours": "superposition section, γ = 0.3",
+        "status": "partly: numbers only, not overlaid",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "A",
+        "figure": "6a, 6b",
+        "shows": "feature frequency by rank (a) and the row-norm histogram (b), raster panels",
+        "ours": "superposition section, γ = −1",
+        "status": "partly: numbers only; raster panels not decoded",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "A",
+        "figure": "6c–e",
+        "shows": "overlaps vs m, α_m vs α with error bars",
+        "ours": "paperfigs section (6e read, overlaid at our cells); γ = ±1 at nine α: config/paper_exp10_gamma_pm1.yaml",
+        "status": "partly: 6e has 60 points with error bars but no γ = ±1 point; 6c and 6d (raster) not overlaid",
+        "command": "snakemake --cores 2 results/superposition/exponents.csv --configfile config/paper.yaml config/paper_exp10_gamma_pm1.yaml",
+    },
+    {
+        "paper": "A",
+        "figure": "7",
+        "shows": "activation density (exp-15)",
+        "ours": "none",
+        "status": "not run: exp-15 is not configured",
+        "command": "",
+    },
+    {
+        "paper": "A",
+        "figure": "8a",
+        "shows": "LM-head overlaps of 27 LLMs vs 1/m",
+        "ours": "paperfigs section (the paper's points, read off the PDF) and lm_head section (our models)",
+        "status": "reproduced on the paper's points: slope fitted with error (25 of 27 models are in the figure)",
+        "command": "snakemake --cores 2 results/paperfigs/section.html",
+    },
+    {
+        "paper": "A",
+        "figure": "8b",
+        "shows": "loss model part vs m, 27 models × 4 datasets",
+        "ours": "lm_head width fit (models we can load)",
+        "status": "reproduced on the paper's points: 108 of 108 read, L = A/m^α + B_g refitted (α_m 0.94 ± 0.06)",
+        "command": "snakemake --cores 2 results/paperfigs/section.html",
+    },
+    {
+        "paper": "B",
+        "figure": "2a–e",
+        "shows": "hidden states across depth",
+        "ours": "hidden_states section",
+        "status": "partly: small models in the default run; Pythia/Qwen/OPT in the paper config",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "B",
+        "figure": "2f",
+        "shows": "Chinchilla fit, α_ℓ",
+        "ours": "chinchilla section",
+        "status": "reproduced (Epoch AI's points)",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "B",
+        "figure": "3b, 4c",
+        "shows": "the depth toy",
+        "ours": "depth_toy section",
+        "status": "partly: 1000 of 80,000 steps in the default run",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "B",
+        "figure": "4a–b",
+        "shows": "longer training of the toy",
+        "ours": "depth_toy with config/depth_toy_long.yaml",
+        "status": "partly: 40,000 steps",
+        "command": "snakemake --cores 2 results/depth_toy/exponents.csv --configfile config/depth_toy_long.yaml",
+    },
+    {
+        "paper": "B",
+        "figure": "5",
+        "shows": "the MSE toy",
+        "ours": "depth_toy section, mse variants",
+        "status": "partly: reduced steps",
+        "command": DEFAULT,
+    },
+    {
+        "paper": "B",
+        "figure": "6",
+        "shows": "causal tracing",
+        "ours": "causal_tracing section",
+        "status": "partly: the paper's six Pythias need a GPU",
+        "command": PAPER,
+    },
+    {
+        "paper": "B",
+        "figure": "B.3",
+        "shows": "appendix B.3 (as mapped by the repository README)",
+        "ours": "none",
+        "status": "not run: no counterpart configured",
+        "command": "",
+    },
+    {
+        "paper": "B",
+        "figure": "C.3",
+        "shows": "appendix C.3 (as mapped by the repository README)",
+        "ours": "none",
+        "status": "not run: no counterpart configured",
+        "command": "",
+    },
+]
