@@ -30,6 +30,7 @@ rule causal_tracing_trace:
         trace=causal_tracing_pipeline.trace_params_of(config),
         # batch_rows: not a rerun trigger (depthwidth.config.speed_params)
         speed=causal_tracing_pipeline.speed_params(config),
+        code=code_fingerprint("causal_tracing_trace"),
     script:
         "../scripts/causal_tracing_trace.py"
 
@@ -54,5 +55,6 @@ rule causal_tracing_section:
         runtime=10,
     params:
         min_p_clean=causal_tracing_pipeline.min_p_clean(config),
+        code=code_fingerprint("causal_tracing_section"),
     script:
         "../scripts/causal_tracing_section.py"

@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 # The package holds the science; import it from the checkout when it is not installed.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
+from depthwidth.codeprint import script_fingerprint  # noqa: E402
 from depthwidth.config import deep_merge, validate_config  # noqa: E402
 from depthwidth.download import pipeline as download_pipeline  # noqa: E402
 from depthwidth.plan import check_plan, shared_cpu_env, usable_cpus  # noqa: E402
@@ -65,3 +66,9 @@ def grow_with_attempt(base):
         return int((base(wildcards) if callable(base) else base) * attempt)
 
     return resource
+
+
+def code_fingerprint(script):
+    """The fingerprint of the package code scripts/<script>.py runs (depthwidth.codeprint), as a rule's
+    `code` params entry: a plain run reruns the jobs whose code changed, and says so."""
+    return script_fingerprint(Path(workflow.basedir) / "scripts" / f"{script}.py")

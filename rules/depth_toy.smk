@@ -36,6 +36,7 @@ for _variant in depth_toy_pipeline.train_variants(config):
         params:
             train=depth_toy_pipeline.train_params(config, _variant),
             speed=depth_toy_pipeline.speed_params(config),
+            code=code_fingerprint("depth_toy_train"),
         script:
             "../scripts/depth_toy_train.py"
 
@@ -55,6 +56,8 @@ rule depth_toy_tables:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        code=code_fingerprint("depth_toy_tables"),
     script:
         "../scripts/depth_toy_tables.py"
 
@@ -77,5 +80,6 @@ rule depth_toy_section:
         runtime=5,
     params:
         **depth_toy_pipeline.section_params(config),
+        code=code_fingerprint("depth_toy_section"),
     script:
         "../scripts/depth_toy_section.py"

@@ -24,6 +24,7 @@ rule fetch_file:
         sha256=download_pipeline.pinned_sha256,
         # where a file comes from does not change it: not a rerun trigger (data.mirrors, allow_network)
         sources=download_pipeline.sources_params(config, workflow.basedir),
+        code=code_fingerprint("fetch_file"),
     script:
         "../scripts/fetch_file.py"
 
@@ -46,5 +47,6 @@ rule fineweb_shards:
         corpus=download_pipeline.corpus_params(config),
         # a damaged pinned sample is fetched again from these; not a rerun trigger (data.mirrors)
         sources=download_pipeline.sources_params(config, workflow.basedir),
+        code=code_fingerprint("fineweb_shards"),
     script:
         "../scripts/fineweb_shards.py"

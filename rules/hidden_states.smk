@@ -33,6 +33,7 @@ rule hidden_states_extract:
         extract=hidden_states_pipeline.extract_params(config),
         # batch sizes and checkpoint interval: not a rerun trigger (depthwidth.hidden_states.pipeline)
         speed=hidden_states_pipeline.speed_params(config),
+        code=code_fingerprint("hidden_states_extract"),
     script:
         "../scripts/hidden_states_extract.py"
 
@@ -56,6 +57,7 @@ rule hidden_states_stats:
         runtime=60,
     params:
         stats=hidden_states_pipeline.stats_params(config),
+        code=code_fingerprint("hidden_states_stats"),
     script:
         "../scripts/hidden_states_stats.py"
 
@@ -80,5 +82,6 @@ rule hidden_states_section:
         runtime=10,
     params:
         models=hidden_states_pipeline.models(config),
+        code=code_fingerprint("hidden_states_section"),
     script:
         "../scripts/hidden_states_section.py"

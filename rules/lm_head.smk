@@ -34,6 +34,7 @@ rule lm_head_corpus:
         n_texts=lm_head_pipeline.n_texts(config),
         # a damaged pinned corpus is fetched again from these; not a rerun trigger (data.mirrors)
         sources=download_pipeline.sources_params(config, workflow.basedir),
+        code=code_fingerprint("lm_head_corpus"),
     script:
         "../scripts/lm_head_corpus.py"
 
@@ -56,6 +57,7 @@ rule lm_head_geometry:
         runtime=60,
     params:
         geometry=lm_head_pipeline.geometry_params(config),
+        code=code_fingerprint("lm_head_geometry"),
     script:
         "../scripts/lm_head_geometry.py"
 
@@ -84,6 +86,7 @@ rule lm_head_loss:
         **lm_head_pipeline.loss_params(config),
         # checkpoint interval: not a rerun trigger (depthwidth.config.speed_params)
         speed=lm_head_pipeline.loss_speed_params(config),
+        code=code_fingerprint("lm_head_loss"),
     script:
         "../scripts/lm_head_loss.py"
 
@@ -106,6 +109,7 @@ rule lm_head_width_fit:
         runtime=10,
     params:
         fit=lm_head_pipeline.fit_params(config),
+        code=code_fingerprint("lm_head_width_fit"),
     script:
         "../scripts/lm_head_width_fit.py"
 
@@ -133,6 +137,7 @@ rule lm_head_token_counts:
         spec=lm_head_pipeline.corpus_spec_function(config, "token_frequencies"),
         # a damaged pinned corpus is fetched again from these; not a rerun trigger (data.mirrors)
         sources=download_pipeline.sources_params(config, workflow.basedir),
+        code=code_fingerprint("lm_head_token_counts"),
     script:
         "../scripts/lm_head_token_counts.py"
 
@@ -154,6 +159,7 @@ rule lm_head_token_fit:
         runtime=10,
     params:
         **lm_head_pipeline.token_fit_params(config),
+        code=code_fingerprint("lm_head_token_fit"),
     script:
         "../scripts/lm_head_token_fit.py"
 
@@ -176,5 +182,6 @@ rule lm_head_section:
         runtime=10,
     params:
         **lm_head_pipeline.section_params(config),
+        code=code_fingerprint("lm_head_section"),
     script:
         "../scripts/lm_head_section.py"

@@ -30,5 +30,6 @@ rule model_fetch:
         spec=models_pipeline.spec_params(config),
         # where the weights come from does not change them: not a rerun trigger (data.mirrors)
         sources=download_pipeline.sources_params(config, workflow.basedir),
+        code=code_fingerprint("model_fetch"),
     script:
         "../scripts/model_fetch.py"

@@ -19,6 +19,7 @@ rule report:
         runtime=10,
     params:
         **report_pipeline.params(config, reduced_stages()),
+        code=code_fingerprint("report"),
     script:
         "../scripts/report.py"
 
@@ -34,5 +35,7 @@ rule report_screenshot:
         "benchmarks/report_screenshot.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    params:
+        code=code_fingerprint("report_screenshot"),
     script:
         "../scripts/report_screenshot.py"

@@ -34,6 +34,7 @@ if superposition_pipeline.job_grouping(config) == "law":
             train=superposition_pipeline.train_params(config),
             # checkpoint interval and device: not a rerun trigger (depthwidth.config.speed_params)
             speed=superposition_pipeline.speed_params(config),
+            code=code_fingerprint("superposition_train"),
         script:
             "../scripts/superposition_train.py"
 
@@ -66,6 +67,7 @@ else:
             train=superposition_pipeline.train_params(config),
             # checkpoint interval and device: not a rerun trigger (depthwidth.config.speed_params)
             speed=superposition_pipeline.speed_params(config),
+            code=code_fingerprint("superposition_train"),
         script:
             "../scripts/superposition_train.py"
 
@@ -87,6 +89,7 @@ rule superposition_tables:
         runtime=10,
     params:
         analysis=superposition_pipeline.analysis_params(config),
+        code=code_fingerprint("superposition_tables"),
     script:
         "../scripts/superposition_tables.py"
 
@@ -112,5 +115,6 @@ rule superposition_section:
         runtime=10,
     params:
         analysis=superposition_pipeline.analysis_params(config),
+        code=code_fingerprint("superposition_section"),
     script:
         "../scripts/superposition_section.py"
