@@ -14,6 +14,7 @@ from depthwidth.config import deep_merge, validate_config  # noqa: E402
 from depthwidth.download import pipeline as download_pipeline  # noqa: E402
 from depthwidth.plan import check_plan, shared_cpu_env, usable_cpus  # noqa: E402
 from depthwidth.report import pipeline as report_pipeline  # noqa: E402
+from depthwidth.report.holes import missing_message, missing_upstream  # noqa: E402
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
 validate_config(config, Path(workflow.basedir) / "schemas")
@@ -72,3 +73,32 @@ def code_fingerprint(script):
     """The fingerprint of the package code scripts/<script>.py runs (depthwidth.codeprint), as a rule's
     `code` params entry: a plain run reruns the jobs whose code changed, and says so."""
     return script_fingerprint(Path(workflow.basedir) / "scripts" / f"{script}.py")
+
+
+# Snakemake options after which missing files are remade (--forceall) or not needed: the others do not
+# build (unlock, clean-up, listings, graphs).
+_NO_HOLE_CHECK = re.compile(
+    r"^(-F|--forceall|--unlock|--cleanup-metadata|--cm|--touch|-t|--delete-all-output|"
+    r"--delete-temp-output|--list.*|--summary|-S|--detailed-summary|-D|--lint|--dag|--rulegraph|"
+    r"--filegraph|--d3dag|--containerize|--archive|--generate-unit-tests)$"
+)
+
+
+def stop_on_missing():
+    """Where results/report.html exists and a file it was built from is missing (depthwidth.report.holes:
+    the outputs of a failed job, which a plain run would not remake): stop before any job, naming the
+    files and the command that remakes them; a command that names them, or the rules that make them
+    (--forcerun), goes on."""
+    argv = sys.argv[1:]
+    if not workflow.is_main_process or any(_NO_HOLE_CHECK.match(a) for a in argv):
+        return
+    if not os.path.exists("results/report.html"):
+        return
+    holes = missing_upstream(
+        [f for v in report_sections(None).values() for f in ([v] if isinstance(v, str) else v)],
+        ["results/report.html", "results/headline.csv"],
+        workflow.rules,
+    )
+    holes = [h for h, rule in holes.items() if h not in argv and rule not in argv]
+    if holes:
+        raise WorkflowError(missing_message("results/report.html", holes))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _pipeline import BASE_CONFIGS, SNAKEMAKE, env, planned_jobs
+from _pipeline import BASE_CONFIGS, SNAKEMAKE, copy_work_folder, env, planned_jobs
 
 from _helpers import REPO
 from depthwidth import codeprint
@@ -135,20 +135,6 @@ def _snakemake(checkout: Path, wd: Path, *args: str) -> str:
     return p.stdout + p.stderr
 
 
-def _work_copy(done: Path, wd: Path) -> Path:
-    """A copy of a completed folder: data/ hard-linked (never rewritten in place: jobs write atomically),
-    everything else copied with its modification times, Snakemake's records included."""
-    wd.mkdir()
-    for src in done.iterdir():
-        if src.name == "data":
-            shutil.copytree(src, wd / "data", copy_function=os.link)
-        elif src.is_dir():
-            shutil.copytree(src, wd / src.name)
-        else:
-            shutil.copy2(src, wd / src.name)
-    return wd
-
-
 def _verdicts(wd: Path, stage: str) -> list[str]:
     h = pd.read_csv(wd / "results" / "headline.csv")
     return list(h.loc[h["stage"] == stage, "verdict"])
@@ -177,7 +163,7 @@ def test_a_folder_made_by_an_older_checkout_is_current_after_one_plain_run(compl
     old = _checkout(tmp_path / "old")
     section = old / "src" / "depthwidth" / "depth_toy" / "section.py"
     section.write_text(section.read_text() + OLD_DEPTH_TOY_SECTION)
-    wd = _work_copy(completed_run, tmp_path / "wd")
+    wd = copy_work_folder(completed_run, tmp_path / "wd")
     assert planned_jobs(_snakemake(old, wd, "--cores", "2")) == {"depth_toy_section": 1, **REPORT}
     assert "no" in _verdicts(wd, "depth_toy") and _verdicts(completed_run, "depth_toy") != _verdicts(
         wd, "depth_toy"
