@@ -117,6 +117,7 @@ def test_result_code_names_results_made_by_other_code(tmp_path):
 
 def _checkout(dest: Path) -> Path:
     """A second checkout of this workflow at ``dest`` (files copied with their modification times)."""
+    dest.mkdir(parents=True)
     for name in WORKFLOW:
         src = REPO / name
         if src.is_dir():
@@ -128,9 +129,9 @@ def _checkout(dest: Path) -> Path:
 
 def _snakemake(checkout: Path, wd: Path, *args: str) -> str:
     cmd = [SNAKEMAKE, "-s", str(checkout / "Snakefile"), "-d", str(wd), *args, "--configfile"]
-    p = subprocess.run(
-        [*cmd, *map(str, BASE_CONFIGS)], capture_output=True, text=True, env=env(), timeout=900
-    )
+    # the checkout's own package, in Snakemake and in its jobs (which put PYTHONPATH before the workflow's src)
+    e = {**env(), "PYTHONPATH": str(checkout / "src")}
+    p = subprocess.run([*cmd, *map(str, BASE_CONFIGS)], capture_output=True, text=True, env=e, timeout=900)
     assert p.returncode == 0, (p.stdout + p.stderr)[-5000:]
     return p.stdout + p.stderr
 

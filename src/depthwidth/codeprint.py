@@ -171,7 +171,7 @@ def running_code() -> dict | None:
     if name.startswith("tmp") and name.count(".") >= 2:
         name = name.split(".", 1)[1]
     try:
-        modules = imports_of(path)
+        modules = [m for m in imports_of(path) if module_file(m) is not None]
         return {"script": Path(name).stem, "modules": modules, "fingerprint": fingerprint_of(tuple(modules))}
     except (OSError, SyntaxError, ValueError):
         return None
