@@ -24,7 +24,7 @@ for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
 printf '#include <signal.h>\n%s\n' \
   'void fused_step(void){raise(SIGBUS);} void group_grads(void){raise(SIGBUS);}' \
   'void adam_group(void){raise(SIGBUS);} void set_sgemm(void){raise(SIGBUS);}' \
-  'double gemm_seconds(void){raise(SIGBUS); return 0;}' | %s -x c -shared -fPIC -o "$out" -
+  'double gemm_seconds(void){raise(SIGBUS); return 0;}' | {CC} -x c -shared -fPIC -o "$out" -
 """
 
 
@@ -38,7 +38,7 @@ def test_a_failed_forced_run_is_stopped_then_remade_by_the_printed_command(compl
     except RuntimeError as e:
         pytest.skip(str(e))
     cc = tmp_path / "crashcc"
-    cc.write_text(CRASH_CC % real_cc)
+    cc.write_text(CRASH_CC.replace("{CC}", real_cc))
     cc.chmod(0o755)
     wd = copy_work_folder(completed_run, tmp_path / "wd")
     cells = _cells(wd)
