@@ -35,6 +35,11 @@ include: "rules/paperfigs.smk"
 include: "rules/report.smk"
 
 
+# Stop, naming the files and the command that remakes them, where a file the finished report was built
+# from is missing (a failed job's outputs, which a plain run would not remake).
+stop_on_missing()
+
+
 rule all:
     default_target: True
     input:

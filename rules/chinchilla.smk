@@ -27,6 +27,7 @@ rule chinchilla_points:
     params:
         # a damaged pinned input is fetched again from these; not a rerun trigger (data.mirrors)
         sources=download_pipeline.sources_params(config, workflow.basedir),
+        code=code_fingerprint("chinchilla_points"),
     script:
         "../scripts/chinchilla_points.py"
 
@@ -49,6 +50,7 @@ rule chinchilla_fit:
         runtime=60,
     params:
         fit=chinchilla_pipeline.fit_params(config),
+        code=code_fingerprint("chinchilla_fit"),
     script:
         "../scripts/chinchilla_fit.py"
 
@@ -71,6 +73,7 @@ rule chinchilla_drop_scan:
         runtime=30,
     params:
         scan=chinchilla_pipeline.drop_scan_params(config),
+        code=code_fingerprint("chinchilla_drop_scan"),
     script:
         "../scripts/chinchilla_drop_scan.py"
 
@@ -96,6 +99,7 @@ rule chinchilla_huber:
         runtime=30,
     params:
         fit=chinchilla_pipeline.huber_params(config),
+        code=code_fingerprint("chinchilla_huber"),
     script:
         "../scripts/chinchilla_huber.py"
 
@@ -119,6 +123,7 @@ rule chinchilla_law:
         runtime=30,
     params:
         cfg=chinchilla_pipeline.chinchilla_law_params(config),
+        code=code_fingerprint("chinchilla_law"),
     script:
         "../scripts/chinchilla_law.py"
 
@@ -144,6 +149,7 @@ rule chinchilla_sweep_points:
         spec=lambda wc: chinchilla_pipeline.sweep_load_params(config, wc.sweep),
         # a damaged pinned OpenLM file is fetched again from these; not a rerun trigger (data.mirrors)
         sources=download_pipeline.sources_params(config, workflow.basedir),
+        code=code_fingerprint("chinchilla_sweep_points"),
     script:
         "../scripts/chinchilla_sweep_points.py"
 
@@ -166,6 +172,7 @@ rule chinchilla_sweep_identify:
         runtime=30,
     params:
         cfg=lambda wc: chinchilla_pipeline.sweep_identify_params(config, wc.sweep),
+        code=code_fingerprint("chinchilla_sweep_identify"),
     script:
         "../scripts/chinchilla_sweep_identify.py"
 
@@ -204,5 +211,6 @@ rule chinchilla_section:
         runtime=10,
     params:
         shape=chinchilla_pipeline.shape_params(config),
+        code=code_fingerprint("chinchilla_section"),
     script:
         "../scripts/chinchilla_section.py"

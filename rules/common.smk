@@ -2,6 +2,7 @@
 # several stages. The Snakefile put the checkout's src/ on sys.path.
 import os
 import re
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from snakemake.exceptions import WorkflowError
 from depthwidth.config import deep_merge, validate_config
 from depthwidth.download import pipeline as download_pipeline
 from depthwidth.plan import check_plan, shared_cpu_env, usable_cpus
+from depthwidth.codeprint import script_fingerprint
 from depthwidth.report import pipeline as report_pipeline
+from depthwidth.report.holes import missing_message, missing_upstream
 from depthwidth.rules import RuleTable
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
@@ -27,8 +30,26 @@ except WorkflowError:
 os.environ.update(
     shared_cpu_env(_cores, usable_cpus(), workflow.local_exec and not workflow.remote_exec, os.environ)
 )
+
+
 # Every rule's params, threads and resources (depthwidth.rules): each rules file adds its stage's table.
-RULES = RuleTable(config, sources=partial(download_pipeline.sources, config, workflow.basedir))
+def code_fingerprint(rule):
+    """The fingerprint of the package code scripts/<rule>.py runs (depthwidth.codeprint), as the rule's
+    `code` params entry: a plain run reruns the jobs whose code changed, and says so."""
+    return script_fingerprint(Path(workflow.basedir) / "scripts" / f"{rule}.py")
+
+
+def code_params(rule):
+    """The params entry every rule of a RULES table gets: its code fingerprint."""
+    return {"code": code_fingerprint(rule)}
+
+
+# Every rule's params, from its stage's RULES table; every rule also gets its code fingerprint.
+RULES = RuleTable(
+    config,
+    sources=partial(download_pipeline.sources, config, workflow.basedir),
+    every_rule=code_params,
+)
 
 
 def reduced_stages():
@@ -56,3 +77,32 @@ def report_sections(wildcards):
 def fineweb_shard_paths():
     """The FineWeb shards (rule fineweb_shards), read by the hidden-states and LM-head stages."""
     return download_pipeline.fineweb_shard_paths(config)
+
+
+# Snakemake options after which missing files are remade (--forceall) or not needed: the others do not
+# build (unlock, clean-up, listings, graphs).
+_NO_HOLE_CHECK = re.compile(
+    r"^(-F|--forceall|--unlock|--cleanup-metadata|--cm|--touch|-t|--delete-all-output|"
+    r"--delete-temp-output|--list.*|--summary|-S|--detailed-summary|-D|--lint|--dag|--rulegraph|"
+    r"--filegraph|--d3dag|--containerize|--archive|--generate-unit-tests)$"
+)
+
+
+def stop_on_missing():
+    """Where results/report.html exists and a file it was built from is missing (depthwidth.report.holes:
+    the outputs of a failed job, which a plain run would not remake): stop before any job, naming the
+    files and the command that remakes them; a command that names them, or the rules that make them
+    (--forcerun), goes on."""
+    argv = sys.argv[1:]
+    if not workflow.is_main_process or any(_NO_HOLE_CHECK.match(a) for a in argv):
+        return
+    if not os.path.exists("results/report.html"):
+        return
+    holes = missing_upstream(
+        [f for v in report_sections(None).values() for f in ([v] if isinstance(v, str) else v)],
+        ["results/report.html", "results/headline.csv"],
+        workflow.rules,
+    )
+    holes = [h for h, rule in holes.items() if h not in argv and rule not in argv]
+    if holes:
+        raise WorkflowError(missing_message("results/report.html", holes))

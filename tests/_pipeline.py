@@ -137,6 +137,23 @@ def dry_run(
     return planned_jobs(p.stdout + p.stderr)
 
 
+def copy_work_folder(done: Path, dest: Path) -> Path:
+    """A copy of a finished work folder that a test may change: ``data/`` hard-linked (large, and never
+    rewritten in place: every writer renames a new file over the old one), everything else copied with its
+    modification times, Snakemake's records in ``.snakemake/`` included."""
+    import shutil
+
+    dest.mkdir(parents=True)
+    for src in done.iterdir():
+        if src.name == "data":
+            shutil.copytree(src, dest / "data", copy_function=os.link, symlinks=True)
+        elif src.is_dir():
+            shutil.copytree(src, dest / src.name, symlinks=True)
+        else:
+            shutil.copy2(src, dest / src.name)
+    return dest
+
+
 def mtimes(workdir: Path, under: str = "results") -> dict[str, int]:
     """Relative path -> mtime (ns) of every file under ``workdir/under``."""
     root = workdir / under

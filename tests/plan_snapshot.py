@@ -41,9 +41,17 @@ def _job(job, persistence, repo: str, workdir: str) -> dict:
         return _plain(v, repo, workdir)
 
     names = dict(job.params._names)
+    # The `code` entry (the fingerprint of the package code the rule runs, depthwidth.codeprint) changes
+    # with every edit of that code by design; it is tested on its own, so the plan leaves it out.
+    code = job.params["code"] if "code" in names else None
+    names.pop("code", None)
     params = {name: p(job.params[name]) for name in names}
     params.update(
-        {f"#{i}": p(v) for i, v in enumerate(job.params) if i not in {n[0] for n in names.values()}}
+        {
+            f"#{i}": p(v)
+            for i, v in enumerate(job.params)
+            if i not in {n[0] for n in names.values()} and v != code
+        }
     )
     record = {
         "rule": job.rule.name,
@@ -54,7 +62,7 @@ def _job(job, persistence, repo: str, workdir: str) -> dict:
         "log": p([str(f) for f in job.log]),
         "benchmark": p(str(job.benchmark) if job.benchmark else None),
         "params": params,
-        "rerun_params": persistence._params(job),
+        "rerun_params": [v for v in persistence._params(job) if code is None or v not in (code, repr(code))],
         "threads": job.threads,
         "priority": job.rule.priority,
         "resources": {},

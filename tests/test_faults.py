@@ -414,3 +414,37 @@ def test_yaml_error_in_the_default_config_names_the_file_and_the_line(tmp_path):
     bad.write_text("data:\n  mirrors: [a, b\n  allow_network: true\nstages: [x]\n")
     with pytest.raises(ConfigError, match=rf"{bad}, line 3, column \d+: not valid YAML .*starts at line 2"):
         checked_yaml(bad)
+
+
+def test_the_overlay_check_names_the_file_and_line_of_a_yaml_error(tmp_path, capsys):
+    """``python -m depthwidth.config <overlays>`` (the check docs/restarts.md gives for Snakemake's
+    "Config file is not valid JSON or YAML") names the overlay, the line and the column; valid overlays
+    pass, merged over config.yaml and validated; a valid YAML file with a wrong key names the key."""
+    from depthwidth.config import main
+
+    bad = tmp_path / "my.yaml"
+    bad.write_text("superposition:\n  widths: [4, 8\n  seeds: [0]\n")
+    assert main([str(REPO / "config" / "test.yaml"), str(bad)]) == 1
+    assert f"{bad}, line 3, column 8: not valid YAML" in capsys.readouterr().err
+    assert main([str(REPO / "config.yaml"), str(REPO / "config" / "test.yaml")]) == 0
+    assert "pass the schemas" in capsys.readouterr().out
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("superposition:\n  widht: [4]\n")
+    assert main([str(wrong)]) == 1
+    assert "superposition" in capsys.readouterr().err
+
+
+@pytest.mark.workflow
+def test_snakemake_reads_a_broken_overlay_before_the_workflow(tmp_path):
+    """What the user sees with Snakemake 9.27 for a YAML error in a --configfile overlay: its own message
+    without the file (it reads overlays while building its settings, before the Snakefile runs, so the
+    workflow cannot name the file); with --verbose, the parser's traceback names the file and the line."""
+    from _pipeline import BASE_CONFIGS, run
+
+    bad = tmp_path / "my.yaml"
+    bad.write_text("superposition:\n  widths: [4, 8\n  seeds: [0]\n")
+    p = run(tmp_path, "-n", configs=[*BASE_CONFIGS, bad], check=False)
+    assert p.returncode != 0 and "Config file is not valid JSON or YAML" in p.stderr + p.stdout
+    assert "line 3" not in p.stderr + p.stdout
+    v = run(tmp_path, "-n", "--verbose", configs=[*BASE_CONFIGS, bad], check=False)
+    assert v.returncode != 0 and f'in "{bad}", line 3, column 8' in v.stderr + v.stdout

@@ -3,6 +3,7 @@ no compiler warnings) and its checked boundary (a wrong argument raises an error
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -247,3 +248,107 @@ def test_an_inconsistent_batch_is_refused():
     assert fused.rows_of(y) is fused.rows_of(y)  # packed and checked once per batch
     ws = Workspace()
     assert ws.get("a", 3, 4).shape == (3, 4)
+
+
+# One process trains the same small cells with an intact cache and with each damaged copy of it (a cache
+# folder of its own per case, so no library this process has mapped is ever changed under it) and prints,
+# per case, what the kernel log said and the trained numbers (as a file torch.save wrote).
+_DAMAGED_CACHE_SCRIPT = """
+import json, logging, os, shutil, subprocess, sys
+from pathlib import Path
+import torch
+from depthwidth.superposition import fused, native
+from depthwidth.superposition.train import TrainSettings, train_cells
+
+torch.set_num_threads(1)
+root = Path(sys.argv[1])
+records = []
+logging.getLogger("depthwidth.superposition").addHandler(
+    type("H", (logging.Handler,), {"emit": lambda self, r: records.append(r.getMessage())})()
+)
+logging.getLogger("depthwidth.superposition").setLevel(logging.INFO)
+
+
+def train(case):
+    os.environ[native.CACHE_ENV] = str(root / case)
+    fused._kernel, fused._tried, fused._group = None, False, False
+    del records[:]
+    cells = train_cells(
+        "power-a1.5", [-1.0, 0.5], [6, 9], TrainSettings(n=90, batch=256, steps=30, warmup_steps=3, seed=3)
+    )
+    torch.save([(torch.from_numpy(c.W), torch.from_numpy(c.b), torch.from_numpy(c.losses)) for c in cells],
+               root / f"{case}.pt")
+    lib = fused.build.path if fused.build else None
+    return {"log": list(records), "kernel": fused.kernel() is not None, "lib": str(lib),
+            "lib_ok": bool(lib) and native.verify(lib)[0] == ""}
+
+
+out = {"intact": train("intact")}
+lib = Path(out["intact"]["lib"])
+foreign = root / "foreign.so"
+subprocess.run([native.find_compiler(), "-x", "c", "-shared", "-fPIC", "-o", str(foreign), "-"],
+               input="int fused_step(void) { return 0; }\\n", text=True, check=True)
+for case in ("truncated", "flipped", "foreign"):
+    shutil.copytree(root / "intact", root / case)
+    damaged = root / case / "kernels" / lib.name
+    data = damaged.read_bytes()
+    if case == "truncated":
+        damaged.write_bytes(data[: len(data) // 2])
+    elif case == "flipped":
+        i = len(data) // 2
+        damaged.write_bytes(data[:i] + bytes([data[i] ^ 0x40]) + data[i + 1 :])
+    else:
+        shutil.copyfile(foreign, damaged)
+    out[case] = train(case)
+    out[case]["size_after"] = damaged.stat().st_size
+out["intact_size"] = lib.stat().st_size
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.workflow
+def test_a_damaged_cached_library_is_detected_before_loading_and_rebuilt(tmp_path):
+    """A cached kernel library that is truncated (dlopen maps it; the first call would die of SIGBUS), has
+    one byte flipped, or is another valid library, is found wrong by its recorded size and SHA-256 before
+    it is loaded: one warning names its path, it is built again, and training gives exactly the numbers
+    (torch.equal) of a run with the intact cache."""
+    _needs_compiler()
+    p = subprocess.run(
+        [sys.executable, "-c", _DAMAGED_CACHE_SCRIPT, str(tmp_path)],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, f"rc {p.returncode} (-7 is SIGBUS): {p.stderr[-3000:]}"
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["intact"]["kernel"] and out["intact"]["lib_ok"]
+    assert not any("is damaged (" in m for m in out["intact"]["log"])
+    intact = torch.load(tmp_path / "intact.pt")
+    for case in ("truncated", "flipped", "foreign"):
+        got = out[case]
+        lib = Path(got["lib"])
+        assert got["kernel"] and got["lib_ok"], (case, got["log"])  # the kernel ran, not the torch code
+        assert lib.parent == tmp_path / case / "kernels"
+        warned = [m for m in got["log"] if "is damaged (" in m]
+        assert len(warned) == 1 and str(lib) in warned[0] and "building it again" in warned[0], got["log"]
+        assert got["size_after"] == out["intact_size"]  # rebuilt in place
+        for (W, b, losses), (W0, b0, losses0) in zip(torch.load(tmp_path / f"{case}.pt"), intact):
+            assert torch.equal(W, W0) and torch.equal(b, b0) and torch.equal(losses, losses0), case
+
+
+def test_a_cached_library_without_a_recorded_checksum_is_not_trusted(tmp_path, monkeypatch):
+    """A library whose record holds no checksum (a cache written before checksums were recorded) or whose
+    record is missing is not loaded unchecked: ``verify`` names what is wrong and the build is replaced."""
+    _needs_compiler()
+    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path / "cache"))
+    b = native.cached_build(fused.NAME, fused.SOURCE, fused.FLAGS, fused.LIBS)
+    assert native.verify(b.path) == ("", b.sha256) and len(b.sha256) == 64
+    record = b.path.with_suffix(".json")
+    meta = json.loads(record.read_text())
+    record.write_text(json.dumps({k: v for k, v in meta.items() if k not in ("sha256", "size")}))
+    assert "holds no checksum" in native.verify(b.path)[0]
+    again = native.cached_build(fused.NAME, fused.SOURCE, fused.FLAGS, fused.LIBS)
+    assert not again.reused and native.verify(again.path)[0] == ""
+    record.unlink()
+    assert "missing or unreadable" in native.verify(b.path)[0]

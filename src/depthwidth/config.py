@@ -252,3 +252,38 @@ def result_params(subtree: dict, speed_keys=()) -> dict:
     where a rule's params drop settings that do not change results."""
     speed = set(speed_keys)
     return {k: subtree[k] for k in sorted(subtree) if k not in speed}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m depthwidth.config FILE...``: check config files as ``--configfile`` would read them,
+    in order: each must parse as YAML (a syntax error names the file, line and column, which Snakemake's
+    own message for an overlay does not), then config.yaml beside this checkout's schemas (where it
+    exists and is not listed) with the files laid over it must pass the schemas."""
+    import sys
+
+    files = list(sys.argv[1:] if argv is None else argv)
+    if not files:
+        print(
+            "usage: python -m depthwidth.config FILE... (the files you pass to --configfile)", file=sys.stderr
+        )
+        return 2
+    base = SCHEMA_DIR.parent / "config.yaml"
+    paths = [str(base)] if base.is_file() and all(Path(f).resolve() != base.resolve() for f in files) else []
+    merged: dict = {}
+    try:
+        for path in paths + files:
+            with open(checked_yaml(path), encoding="utf-8") as f:
+                layer = yaml.safe_load(f) or {}
+            if not isinstance(layer, dict):
+                raise ConfigError(f"{path}: not a mapping of config keys (it holds a {type(layer).__name__})")
+            merged = deep_merge(merged, layer)
+        validate_config(merged)
+    except (ConfigError, OSError) as e:
+        print(e, file=sys.stderr)
+        return 1
+    print(f"ok: {', '.join(paths + files)} parse and, merged in this order, pass the schemas")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

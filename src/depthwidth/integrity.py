@@ -1,8 +1,9 @@
 """Integrity of what a step reads back: checkpoints and finished files carry a seal, written last.
 
 A seal is a small JSON file beside the data, ``.<name>.seal.json``, holding the data file's SHA-256 and
-size, a fingerprint of everything that determines its contents (settings, inputs' checksums) and, for
-tables, the row count. Because it is written after the data (both atomically), a file without a valid
+size, a fingerprint of everything that determines its contents (settings, inputs' checksums), for
+tables the row count, and, in a Snakemake job, the fingerprint of the package code that wrote it
+(``depthwidth.codeprint``). Because it is written after the data (both atomically), a file without a valid
 seal is incomplete, damaged, or from other settings:
 
 - a checkpoint that fails the check is logged with its path, moved aside (``<name>.bad-<time>``) and the
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from depthwidth.codeprint import running_code
 from depthwidth.files import atomic_path, atomic_write_json, remove_stale_partials, sha256_file
 
 log = logging.getLogger("depthwidth")
@@ -52,7 +54,8 @@ def seal_path(path: str | Path) -> Path:
 
 
 def seal(path: str | Path, fp: Any = None, **meta) -> None:
-    """Write the seal of the (already complete) file ``path``: checksum, size, fingerprint, ``meta``."""
+    """Write the seal of the (already complete) file ``path``: checksum, size, fingerprint, ``meta``, and in
+    a Snakemake job the code that made it (``codeprint.running_code``: script, modules, code fingerprint)."""
     path = Path(path)
     record = {
         "sha256": sha256_file(path),
@@ -60,6 +63,9 @@ def seal(path: str | Path, fp: Any = None, **meta) -> None:
         "fingerprint": fingerprint(fp) if fp is not None else None,
         **meta,
     }
+    code = running_code()
+    if code is not None:
+        record["code"] = code
     atomic_write_json(seal_path(path), record)
 
 

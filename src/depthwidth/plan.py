@@ -174,7 +174,7 @@ def check_job_count(config: dict) -> list[StageJobs]:
             f"This config plans {total:,} jobs and output files, more than max_jobs = {limit:,} (nothing was "
             f"run; planning that many takes minutes and gigabytes before the first job):\n{lines}\n"
             "Fix: shrink the lists above (the largest first), or, if you mean it, raise the top-level key "
-            f"max_jobs (e.g. max_jobs: {10 ** math.ceil(math.log10(total + 1)):,}) in your --configfile."
+            f"max_jobs (e.g. max_jobs: {10 ** math.ceil(math.log10(total + 1))}) in your --configfile."
         )
     return counts
 

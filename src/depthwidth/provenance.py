@@ -1,5 +1,6 @@
-"""What produced a report: config and its hash, package versions, checksums of the report's declared
-inputs, machine, and job times from the declared benchmark files."""
+"""What produced a report: config and its hash, the code fingerprint of each result it reads (from the
+results' seals) with a warning where one differs from this checkout's code, package versions, checksums
+of the report's declared inputs, machine, and job times from the declared benchmark files."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from depthwidth.codeprint import fingerprint_of
 from depthwidth.config import config_hash
 from depthwidth.download.fetch import sha256_file
 from depthwidth.report.html import table_html
@@ -102,13 +104,89 @@ def rule_times(paths: list[str | Path]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["stage", "job", "wall_s", "max_rss_mb"])
 
 
+def result_code(paths: list[str | Path]) -> pd.DataFrame:
+    """Per script (rule) whose results are among ``paths`` (folders expanded): how many of them carry a
+    seal, the code fingerprints their seals recorded, the fingerprint of the same modules in the code
+    running now, and a status: ``current``, ``other code`` (made by code that differs from this checkout's,
+    or by several versions) or ``not recorded`` (no code in the seal: written outside Snakemake or by a
+    version that did not record it)."""
+    rows: dict[str, dict] = {}
+    for f in _expand(paths):
+        sp = f.with_name(f".{f.name}.seal.json")
+        if not sp.is_file():
+            continue
+        try:
+            code = json.loads(sp.read_text()).get("code")
+        except (OSError, ValueError, AttributeError):
+            code = None
+        script = code.get("script", "?") if isinstance(code, dict) else "?"
+        row = rows.setdefault(script, {"script": script, "files": 0, "recorded": set(), "now": set()})
+        row["files"] += 1
+        if isinstance(code, dict) and code.get("fingerprint"):
+            row["recorded"].add(code["fingerprint"])
+            row["now"].add(fingerprint_of(tuple(code.get("modules", ()))))
+        else:
+            row["recorded"].add("")
+    out = []
+    for script, row in sorted(rows.items()):
+        recorded, now = row["recorded"], row["now"]
+        status = (
+            "not recorded"
+            if "" in recorded
+            else "current"
+            if recorded == now and len(now) == 1
+            else "other code"
+        )
+        out.append(
+            {
+                "script": script,
+                "files": row["files"],
+                "code fingerprint (recorded)": ", ".join(
+                    sorted(r.removeprefix("depthwidth code ") or "–" for r in recorded)
+                ),
+                "this checkout": ", ".join(sorted(n.removeprefix("depthwidth code ") for n in now)) or "–",
+                "status": status,
+            }
+        )
+    return pd.DataFrame(
+        out, columns=["script", "files", "code fingerprint (recorded)", "this checkout", "status"]
+    )
+
+
+def code_html(paths: list[str | Path]) -> str:
+    """The table of ``result_code`` and, where a result was made by other code or records none, a warning
+    naming the rules and the command that remakes their results."""
+    table = result_code(paths)
+    if not len(table):
+        return ""
+    stale = table[table["status"] != "current"]
+    out = ""
+    if len(stale):
+        rules = " ".join(s for s in stale["script"] if s != "?")
+        fix = f" --forcerun {rules}" if rules else " --forceall"
+        out += (
+            '<p class="warning" style="border-left:4px solid #c00;padding-left:.5em"><strong>Warning: results from different code.</strong> '
+            f"{len(stale)} of the {len(table)} kinds of result this report reads were made by code other than "
+            "this checkout's, or record no code ("
+            + ", ".join(f"{s}: {st}" for s, st in zip(stale["script"], stale["status"]))
+            + "), so this page may mix versions. Remake them with "
+            f"<code>snakemake --cores all results/report.html{html.escape(fix)}</code>.</p>"
+        )
+    return out + table_html(
+        table,
+        "Code that made each result this report reads: per script (rule), the fingerprint of the package "
+        "modules it ran, recorded in each result's seal, and the fingerprint of the same modules now.",
+    )
+
+
 def provenance_html(
     config: dict,
     inputs: list[str | Path],
     benchmarks: list[str | Path] = (),
     manifests: list[str | Path] = (),
 ) -> str:
-    """Config hash, wall time per stage (from ``benchmarks``), machine, package versions, SHA-256 of
+    """Config hash, the code of each sealed input (``code_html``), wall time per stage (from ``benchmarks``),
+    machine, package versions, SHA-256 of
     ``inputs`` (the report rule's declared inputs, nothing else), each model manifest, the config."""
     times = rule_times(benchmarks)
     per_stage = (
@@ -117,6 +195,7 @@ def provenance_html(
         else pd.DataFrame()
     )
     parts = [f"<p>Config hash (SHA-256 of the validated config): <code>{config_hash(config)}</code></p>"]
+    parts.append(code_html(inputs))
     if len(per_stage):
         per_stage = per_stage.rename(columns={"sum": "wall_s_total", "count": "jobs"})
         parts.append(

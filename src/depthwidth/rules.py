@@ -105,8 +105,8 @@ class RuleTable:
     """The ``RULES`` tables of the stages, bound to the validated config (see the module docstring)."""
 
     def __init__(self, config: dict, *pipelines, sources: Callable | None = None, every_rule=None):
-        """``sources()``: the ``sources`` entry; ``every_rule(stage)``: params every rule of ``stage`` gets."""
-        self.config, self.sources, self.every_rule = config, sources, every_rule or (lambda stage: {})
+        """``sources()``: the ``sources`` entry; ``every_rule(rule)``: params every rule gets (its name given)."""
+        self.config, self.sources, self.every_rule = config, sources, every_rule or (lambda rule: {})
         self.rules, self.stage = {}, {}
         for pipeline in pipelines:
             self.add(pipeline)
@@ -126,7 +126,7 @@ class RuleTable:
     def params(self, name: str, **kw) -> dict:
         """The rule's ``params:`` (names -> functions of the job); ``kw`` go to its ``Call`` functions."""
         rule, config = self._rule(name), self.config
-        out = {k: _param(config, v, kw) for k, v in rule.params.items()} | self.every_rule(self.stage[name])
+        out = {k: _param(config, v, kw) for k, v in rule.params.items()} | self.every_rule(name)
         if rule.speed:
             path, keys = rule.speed.path, sorted(rule.speed.keys)
             out["speed"] = _derived(lambda: {k: lookup(config, f"{path}.{k}") for k in keys})

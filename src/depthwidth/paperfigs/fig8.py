@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from depthwidth.fits import power_law_fit
+from depthwidth.laws.loglog import power_law_fit
 from depthwidth.paperfigs.axes import calibrate, find_frames
 from depthwidth.paperfigs.marks import find_markers, to_table
 from depthwidth.paperfigs.vector import read_page

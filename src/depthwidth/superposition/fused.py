@@ -12,7 +12,8 @@ torch's own BLAS, the pass, scatter) and ``adam_group`` its optimiser step (grad
 Build: the C source is compiled once per machine with the system C compiler (``native.cached_build``:
 a user cache folder, ``~/.cache/depthwidth/kernels`` unless ``DEPTHWIDTH_CACHE_DIR`` or ``XDG_CACHE_HOME``
 says otherwise, keyed by the source, the flags, the compiler and the CPU, built under a lock and renamed
-into place) and loaded with ctypes; no torch headers are needed. A process that finds the build logs
+into place, its size and SHA-256 recorded and checked before every load, so a damaged or foreign file is
+built again instead of loaded) and loaded with ctypes; no torch headers are needed. A process that finds the build logs
 "reused the build" and spends a few milliseconds on it. Without a compiler, or if the build or a
 self-check against a plain torch computation fails, ``kernel()`` returns None (one log line) and the
 trainer uses its torch code, which computes the same quantities (equal up to float rounding order).

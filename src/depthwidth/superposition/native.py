@@ -7,7 +7,12 @@
   for the CPU it runs on, so a cache folder shared by the nodes of a cluster keeps one build per CPU kind).
   A changed source, flag, compiler or CPU gives a new key and a new build; old builds stay until removed.
 - Files: ``kernels/<name>-<key>.so`` and ``kernels/<name>-<key>.json`` (what the key was made of, the
-  build's time, the compiler's warnings).
+  build's time, the compiler's warnings, and the library's size and SHA-256, written before the library is
+  renamed into place).
+- Checked before loading: a cached library is used only when its size and SHA-256 match its ``.json``
+  (``verify``). A truncated, altered or foreign file (one that ``dlopen`` may still map, and that would
+  then crash the process with SIGBUS or load the wrong code), or one without a recorded checksum, is
+  logged with its path and the reason and built again under the lock.
 - Several processes at once: the first takes an exclusive lock (``fcntl.flock`` on
   ``kernels/<name>-<key>.lock``) and builds; the others wait for it and then load its build. The build
   is written under a temporary name and renamed (``depthwidth.files.atomic_path``), so no process ever
@@ -58,6 +63,7 @@ class Build:
     reused: bool
     seconds: float
     warnings: str = ""
+    sha256: str = ""
 
 
 def cache_dir() -> Path:
@@ -106,6 +112,36 @@ def build_key(source: bytes, flags: list[str], compiler: str, cpu: str) -> tuple
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16], parts
 
 
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify(lib: Path) -> tuple[str, str]:
+    """(``""``, sha256) where the library ``lib`` is the file its ``.json`` records (size, then SHA-256),
+    else (what is wrong, ``""``). Read before the library is loaded: ``dlopen`` maps a truncated file
+    without complaint, and the first call into a missing page kills the process (SIGBUS)."""
+    try:
+        meta = json.loads(lib.with_suffix(".json").read_text())
+    except (OSError, ValueError) as e:
+        return f"its record {lib.with_suffix('.json').name} is missing or unreadable ({e})", ""
+    if not isinstance(meta, dict) or "sha256" not in meta or "size" not in meta:
+        return f"its record {lib.with_suffix('.json').name} holds no checksum", ""
+    try:
+        size = lib.stat().st_size
+        if size != meta["size"]:
+            return f"it is {size} bytes, the build wrote {meta['size']}", ""
+        sha = _file_sha256(lib)
+    except OSError as e:
+        return f"it cannot be read ({e})", ""
+    if sha != meta["sha256"]:
+        return f"its SHA-256 is {sha[:16]}…, the build wrote {str(meta['sha256'])[:16]}…", ""
+    return "", sha
+
+
 @contextlib.contextmanager
 def _exclusive(lock_path: Path):
     """Hold an exclusive lock on ``lock_path`` (created if missing); a no-op where locks are unsupported."""
@@ -139,7 +175,10 @@ def cached_build(
     folder = cache_dir() / "kernels"
     lib = folder / f"{name}-{key}.so"
     if lib.is_file() and not rebuild:
-        return Build(lib, key, True, time.perf_counter() - t)
+        problem, sha = verify(lib)
+        if not problem:
+            return Build(lib, key, True, time.perf_counter() - t, sha256=sha)
+        log.warning("kernel build cache: %s is damaged (%s); building it again", lib, problem)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}-{key}.lock").touch()
@@ -149,7 +188,9 @@ def cached_build(
         ) from e
     with _exclusive(folder / f"{name}-{key}.lock"):
         if lib.is_file() and not rebuild:  # another process built it while this one waited
-            return Build(lib, key, True, time.perf_counter() - t)
+            problem, sha = verify(lib)
+            if not problem:
+                return Build(lib, key, True, time.perf_counter() - t, sha256=sha)
         t_cc = time.perf_counter()
         with atomic_path(lib) as tmp:
             done = subprocess.run(
@@ -158,14 +199,18 @@ def cached_build(
                 text=True,
                 check=True,
             )
-        seconds = time.perf_counter() - t_cc
-        atomic_write_json(
-            lib.with_suffix(".json"),
-            {
-                **parts,
-                "source": str(source_path),
-                "built_seconds": round(seconds, 3),
-                "warnings": done.stderr,
-            },
-        )
-    return Build(lib, key, False, time.perf_counter() - t, done.stderr)
+            seconds = time.perf_counter() - t_cc
+            sha = _file_sha256(tmp)
+            # the record first, then the library: a reader never sees a library newer than its record
+            atomic_write_json(
+                lib.with_suffix(".json"),
+                {
+                    **parts,
+                    "source": str(source_path),
+                    "built_seconds": round(seconds, 3),
+                    "warnings": done.stderr,
+                    "size": tmp.stat().st_size,
+                    "sha256": sha,
+                },
+            )
+    return Build(lib, key, False, time.perf_counter() - t, done.stderr, sha)

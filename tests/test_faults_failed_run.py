@@ -1,0 +1,74 @@
+"""A run never ends green with a hole in it: after a forced run whose jobs crash (a kernel library whose
+every entry point dies of SIGBUS, as a damaged build did before the cache checked its libraries),
+Snakemake has deleted the failed jobs' outputs; the next plain command stops before any job, naming the
+missing files and the command that remakes them, and that command, run as printed, brings the folder
+back to the results of an uninterrupted run."""
+
+from __future__ import annotations
+
+import shlex
+
+import pandas as pd
+import pytest
+from _pipeline import copy_work_folder, dry_run, run
+
+from depthwidth.superposition import native
+
+pytestmark = pytest.mark.workflow
+
+# a compiler that builds a kernel library whose every entry point dies of SIGBUS
+CRASH_CC = r"""#!/bin/sh
+case "$1" in --version) echo "crashcc 1.0"; exit 0;; esac
+out=""; prev=""
+for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
+printf '#include <signal.h>\n%s\n' \
+  'void fused_step(void){raise(SIGBUS);} void group_grads(void){raise(SIGBUS);}' \
+  'void adam_group(void){raise(SIGBUS);} void set_sgemm(void){raise(SIGBUS);}' \
+  'double gemm_seconds(void){raise(SIGBUS); return 0;}' | {CC} -x c -shared -fPIC -o "$out" -
+"""
+
+
+def _cells(wd):
+    return sorted(p.relative_to(wd) for p in (wd / "results" / "superposition" / "cells").rglob("*.json"))
+
+
+def test_a_failed_forced_run_is_stopped_then_remade_by_the_printed_command(completed_run, tmp_path):
+    try:
+        real_cc = native.find_compiler()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    cc = tmp_path / "crashcc"
+    cc.write_text(CRASH_CC.replace("{CC}", real_cc))
+    cc.chmod(0o755)
+    wd = copy_work_folder(completed_run, tmp_path / "wd")
+    cells = _cells(wd)
+    crash_env = {"CC": str(cc), native.CACHE_ENV: str(tmp_path / "cache"), "DEPTHWIDTH_FUSED": "1"}
+    p = run(
+        wd,
+        "--cores",
+        "2",
+        "results/report.html",
+        "--forcerun",
+        "superposition_train",
+        check=False,
+        extra_env=crash_env,
+    )
+    assert p.returncode != 0, (p.stdout + p.stderr)[-3000:]
+    assert "superposition_train" in p.stdout + p.stderr
+    missing = [c for c in cells if not (wd / c).exists()]
+    assert 1 <= len(missing) < len(cells), missing  # Snakemake deleted the outputs of the jobs that died
+
+    # the plain command (as a dry run and as a run) stops, naming each missing file and the fix
+    for args in (("-n", "--cores", "1"), ("--cores", "2")):
+        q = run(wd, *args, check=False)
+        text = q.stdout + q.stderr
+        assert q.returncode != 0 and "Nothing to be done" not in text, text[-3000:]
+        assert all(str(m) in text for m in missing), text[-3000:]
+    fix = next(line.strip() for line in text.splitlines() if line.strip().startswith("snakemake --cores all"))
+    assert all(str(m) in shlex.split(fix) for m in missing)
+
+    run(wd, *shlex.split(fix)[1:], timeout=900)  # as printed (-s, -d and --configfile added)
+    assert dry_run(wd) == {}
+    assert _cells(wd) == cells
+    for name in ("headline.csv", "superposition/cells.csv", "superposition/exponents.csv"):
+        assert pd.read_csv(wd / "results" / name).equals(pd.read_csv(completed_run / "results" / name)), name
