@@ -8,7 +8,6 @@ stored outputs, the overlap slope on the paper's own points, and the figure conc
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -388,34 +387,3 @@ def paperfigs_section(
         }
     body, rows = render(df, fits, summary, Figures(figures_dir), toy, fig8b)
     write_section(html_path, headline_path, "paperfigs", TITLE, body, rows)
-
-
-RAW = Path("data/raw/superposition_paper")
-
-
-def inputs() -> dict:
-    """The pinned files rule paperfigs_fig8 reads (fetched by rule fetch_file)."""
-    return {"pdf": str(RAW / "figures/Fig-8-2.pdf"), "notebook": str(RAW / "LLMs/nonlinearfit-3.ipynb")}
-
-
-def toy_inputs() -> dict:
-    """The pinned figure files rule paperfigs_toy reads."""
-    return {"fig4": str(RAW / "figures/Fig-4-3.pdf"), "fig6": str(RAW / "figures/Fig-6-3.pdf")}
-
-
-def section_inputs(config: dict) -> dict:
-    """Rule paperfigs_section's inputs: the readings, and our superposition exponents where that stage runs."""
-    out = {
-        "points": "results/paperfigs/fig8a_points.csv",
-        "fits": "results/paperfigs/fig8a_fits.csv",
-        "summary": "results/paperfigs/fig8_summary.json",
-        "fig4b": "results/paperfigs/fig4b_cells.csv",
-        "fig6e": "results/paperfigs/fig6e_points.csv",
-        "toy": "results/paperfigs/toy_readings.json",
-        "fig8b_points": "results/paperfigs/fig8b_points.csv",
-        "fig8b_fits": "results/paperfigs/fig8b_fits.csv",
-        "fig8b_summary": "results/paperfigs/fig8b_summary.json",
-    }
-    if "superposition" in config["stages"]:
-        out["exponents"] = "results/superposition/exponents.csv"
-    return out
