@@ -146,6 +146,39 @@ def test_fig4b_heat_map_and_fig6e_points_agree_where_both_draw():
     assert np.max(np.abs(both["alpha_m_6e"] - both["alpha_m_4b"])) < 0.03
 
 
+@needs_shared_data
+def test_fig5b_points_are_fig6e_points_and_our_cells_are_judged_by_their_error_bars():
+    """Fig. 5b (the weak regime) draws 9 of Fig. 6e's cells: read off the two PDFs independently they give
+    the same α_m and error bars; our γ = 0.3 cells are compared with the γ = 1/3 points at the same α."""
+    import pandas as pd
+
+    from depthwidth.paperfigs.fig6 import GAMMA_GRID, read_fig5b, read_fig6e
+    from depthwidth.paperfigs.toy import compare_points
+
+    f5, s5 = read_fig5b(FIGS / "Fig-5-1.pdf")
+    f6, _ = read_fig6e(FIGS / "Fig-6-3.pdf")
+    assert s5["found"] == 9 and s5["with_error_bar"] == 9
+    assert s5["gammas"] == [0.1111, 0.3333, 0.5556]
+    grid = lambda df: df.assign(alpha=(df["alpha"] / 0.125).round() * 0.125)  # noqa: E731
+    both = grid(f5).merge(grid(f6), on=["gamma", "alpha"], suffixes=("_5b", "_6e"))
+    assert len(both) == 9
+    assert np.max(np.abs(both["alpha_m_5b"] - both["alpha_m_6e"])) < 1e-3
+    assert np.max(np.abs(both["alpha_m_err_5b"] - both["alpha_m_err_6e"])) < 1e-3
+    # a cell on the paper's point agrees; one off by ten error bars does not; γ = −1 has no Fig. 5b point
+    p = f5[np.isclose(f5["gamma"], 1 / 3, atol=1e-3) & np.isclose(f5["alpha"], 1.5, atol=1e-2)].iloc[0]
+    ours = pd.DataFrame(
+        {
+            "alpha": [1.5, 1.5, 1.5],
+            "gamma": [0.3, 0.3, -1.0],
+            "exponent": [p["alpha_m"] + 0.5 * p["alpha_m_err"], p["alpha_m"] + 10 * p["alpha_m_err"], 1.0],
+            "stderr": [0.0, 0.0, 0.0],
+        }
+    )
+    cmp = compare_points(ours, f5, GAMMA_GRID)
+    assert cmp["agree"].tolist() == [True, False]
+    assert not cmp["gamma_on_grid"].any()
+
+
 def test_concordance_lists_every_figure():
     from depthwidth.paperfigs.concordance import CONCORDANCE
 

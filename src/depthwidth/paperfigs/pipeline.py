@@ -31,7 +31,11 @@ def inputs() -> dict:
 
 def toy_inputs() -> dict:
     """The pinned figure files rule paperfigs_toy reads."""
-    return {"fig4": str(RAW / "figures/Fig-4-3.pdf"), "fig6": str(RAW / "figures/Fig-6-3.pdf")}
+    return {
+        "fig4": str(RAW / "figures/Fig-4-3.pdf"),
+        "fig5": str(RAW / "figures/Fig-5-1.pdf"),
+        "fig6": str(RAW / "figures/Fig-6-3.pdf"),
+    }
 
 
 def section_inputs(config: dict) -> dict:
@@ -42,6 +46,7 @@ def section_inputs(config: dict) -> dict:
         "summary": "results/paperfigs/fig8_summary.json",
         "fig4b": "results/paperfigs/fig4b_cells.csv",
         "fig6e": "results/paperfigs/fig6e_points.csv",
+        "fig5b": "results/paperfigs/fig5b_points.csv",
         "toy": "results/paperfigs/toy_readings.json",
         "fig8b_points": "results/paperfigs/fig8b_points.csv",
         "fig8b_fits": "results/paperfigs/fig8b_fits.csv",

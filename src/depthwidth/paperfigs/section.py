@@ -16,12 +16,12 @@ import pandas as pd
 from depthwidth.integrity import read_json, read_table, write_json, write_table
 from depthwidth.paperfigs.concordance import CONCORDANCE
 from depthwidth.paperfigs.fig4 import read_fig4b
-from depthwidth.paperfigs.fig6 import read_fig6e
+from depthwidth.paperfigs.fig6 import GAMMA_GRID, read_fig5b, read_fig6e
 from depthwidth.paperfigs.fig8 import overlap_fits, read_fig8a
 from depthwidth.paperfigs.fig8b import read_fig8b
 from depthwidth.paperfigs.fig8fit import losses, notebook_fit, refits, stationarity
 from depthwidth.paperfigs.notebook import read_fit_notebook
-from depthwidth.paperfigs.toy import compare_exponents, summary_line
+from depthwidth.paperfigs.toy import compare_exponents, compare_points, points_line, summary_line
 from depthwidth.papers import ALPHA_M_LLM
 from depthwidth.report.html import Figures, agree_within, headline_row, table_html, write_section
 
@@ -79,10 +79,32 @@ def paperfigs_fig8b(
     return summary
 
 
-def paperfigs_toy(fig4_pdf: str, fig6_pdf: str, *, fig4b_csv: str, fig6e_csv: str, summary_json: str) -> dict:
-    """Rule paperfigs_toy: Fig. 4b's heat map decoded and Fig. 6e's points read, with their cross-check."""
+def paperfigs_toy(
+    fig4_pdf: str,
+    fig6_pdf: str,
+    fig5_pdf: str,
+    *,
+    fig4b_csv: str,
+    fig6e_csv: str,
+    fig5b_csv: str,
+    summary_json: str,
+) -> dict:
+    """Rule paperfigs_toy: Fig. 4b's heat map decoded, Figs. 6e's and 5b's points read, with the
+    cross-checks (4b against 6e; 5b against the 6e points at the same cells)."""
     f4, s4 = read_fig4b(fig4_pdf)
     f6, s6 = read_fig6e(fig6_pdf)
+    f5, s5 = read_fig5b(fig5_pdf)
+    key = ["gamma", "alpha_grid"]
+    on6 = f5.assign(alpha_grid=(f5["alpha"] / 0.125).round() * 0.125).merge(
+        f6.assign(alpha_grid=(f6["alpha"] / 0.125).round() * 0.125), on=key, suffixes=("_5b", "_6e")
+    )
+    s5["cross_check_6e"] = {
+        "n_cells": len(on6),
+        "max_abs_diff": float((on6["alpha_m_5b"] - on6["alpha_m_6e"]).abs().max()) if len(on6) else None,
+        "max_err_diff": float((on6["alpha_m_err_5b"] - on6["alpha_m_err_6e"]).abs().max())
+        if len(on6)
+        else None,
+    }
     # Fig. 6e's α read off the drawing (to ~1e-5) is put on the paper's grid of 0.125 for the cross-check
     key6 = f6.assign(alpha=(f6["alpha"] / 0.125).round() * 0.125)
     both = key6.merge(f4, on=["gamma", "alpha"], suffixes=("_6e", "_4b"))
@@ -92,6 +114,7 @@ def paperfigs_toy(fig4_pdf: str, fig6_pdf: str, *, fig4b_csv: str, fig6e_csv: st
     summary = {
         "fig4b": s4,
         "fig6e": s6,
+        "fig5b": s5,
         "cross_check": {
             "n_cells": len(both),
             "max_abs_diff": float(diff.max()),
@@ -100,6 +123,7 @@ def paperfigs_toy(fig4_pdf: str, fig6_pdf: str, *, fig4b_csv: str, fig6e_csv: st
     }
     write_table(f4, fig4b_csv)
     write_table(f6, fig6e_csv)
+    write_table(f5, fig5b_csv)
     write_json(summary_json, summary)
     return summary
 
@@ -177,6 +201,10 @@ def toy_html(toy: dict | None, figures: Figures) -> tuple[str, list[str]]:
     )
     lines = [summary_line(cmp, "Figs. 4b/6e (α_m over γ, α)")]
     parts = [intro, "<p>" + html.escape(lines[0]) + "</p>"]
+    if "fig5b" in toy:
+        html5, line5 = fig5b_html(toy, figures)
+        parts.append(html5)
+        lines.append(line5)
     if len(cmp):
         parts.append(
             figures.html(
@@ -194,6 +222,67 @@ def toy_html(toy: dict | None, figures: Figures) -> tuple[str, list[str]]:
             )
         )
     return "\n".join(parts), lines
+
+
+def fig5b_html(toy: dict, figures: Figures) -> tuple[str, str]:
+    """Fig. 5b (the weak regime's α_m against α) with our cells over it, and its one line."""
+    s5, cmp = toy["summary"]["fig5b"], toy["compare_5b"]
+    x = s5["cross_check_6e"]
+    line = points_line(cmp, "Fig. 5b (weak regime, α_m vs α)", s5["found"])
+    parts = [
+        "<h3>Toy exponents against the paper's Fig. 5b</h3><p>Fig. 5b read off the vector PDF: "
+        f"{s5['found']} circles, {s5['with_error_bar']} with error bars, at γ = "
+        f"{', '.join(f'{g:.3g}' for g in s5['gammas'])}; tick residuals {s5['x_axis']['residual_pt']:.1e} / "
+        f"{s5['y_axis']['residual_pt']:.1e} pt. They are {x['n_cells']} of Fig. 6e's points: values within "
+        f"{x['max_abs_diff']:.1e} and error bars within {x['max_err_diff']:.1e} of Fig. 6e's reading.</p>",
+        "<p>" + html.escape(line) + "</p>",
+    ]
+    if len(cmp):
+        parts.append(figures.html(_fig_5b(cmp, toy["fig5b"]), "toy_fig5b_overlay", _FIG5B_CAPTION))
+        parts.append(
+            table_html(
+                cmp,
+                "Per cell: ours against Fig. 5b's point at the nearest γ of the paper's grid; agree: "
+                "|ours − paper| ≤ tolerance = 2·sqrt(se² + σ²), σ the point's error bar.",
+            )
+        )
+    return "\n".join(parts), line
+
+
+_FIG5B_CAPTION = (
+    "The weak regime: the paper's Fig. 5b points (circles with their error bars, colour by γ) and the line "
+    "α − 1, with ours (squares, ± 2 SE) at the cells we ran."
+)
+
+
+def _fig_5b(cmp: pd.DataFrame, f5: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(5.6, 4))
+    for i, (g, p) in enumerate(f5.groupby("gamma")):
+        ax.errorbar(
+            p["alpha"],
+            p["alpha_m"],
+            yerr=p["alpha_m_err"],
+            fmt="o",
+            color=f"C{i}",
+            alpha=0.6,
+            label=f"paper Fig. 5b, γ = {g:.3g}",
+        )
+    a = np.linspace(1.0, 2.0, 2)
+    ax.plot(a, a - 1, "k--", lw=1, label="α − 1")
+    ax.errorbar(
+        cmp["alpha"],
+        cmp["ours"],
+        yerr=2 * cmp["ours_se"],
+        fmt="s",
+        color="k",
+        mfc="none",
+        ms=7,
+        label=f"ours, γ = {', '.join(f'{v:g}' for v in sorted(cmp['gamma'].unique()))}",
+    )
+    ax.set_xlabel("data exponent α")
+    ax.set_ylabel("model exponent α_m")
+    ax.legend(fontsize=7)
+    return fig
 
 
 def alpha_row(b: dict, nb: dict) -> dict:
@@ -359,6 +448,7 @@ def paperfigs_section(
     fig8b_fits_csv: str | None = None,
     fig8b_json: str | None = None,
     *,
+    fig5b_csv: str,
     html_path: str,
     headline_path: str,
     figures_dir: str,
@@ -374,8 +464,10 @@ def paperfigs_section(
         ours = read_table(exponents_csv, "superposition_tables", ("alpha", "gamma", "exponent", "stderr"))
     else:
         ours = pd.DataFrame(columns=["alpha", "gamma", "exponent", "stderr"])
+    f5 = read_table(fig5b_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m", "alpha_m_err"))
     cmp = compare_exponents(ours, f4, f6, ts["cross_check"]["max_abs_diff"])
-    toy = {"summary": ts, "compare": cmp, "fig4b": f4, "fig6e": f6}
+    cmp5 = compare_points(ours, f5, GAMMA_GRID)
+    toy = {"summary": ts, "compare": cmp, "fig4b": f4, "fig6e": f6, "fig5b": f5, "compare_5b": cmp5}
     fig8b = None
     if fig8b_points_csv:
         fig8b = {
