@@ -1,7 +1,7 @@
 """Fig. 4b's heat map and Figs. 6e's and 5b's points read off the paper's PDFs (rule paperfigs_toy)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.paperfigs.section import paperfigs_toy
+from depthwidth.paperfigs.readings import paperfigs_toy
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])
