@@ -1,12 +1,14 @@
 # The superposition paper's figures read off its vector PDFs (depthwidth.paperfigs). The pinned PDFs and
 # the fit notebook come from rules/download.smk (fetch_file); each reading runs once per pinned file.
-from depthwidth.paperfigs import section as paperfigs_section  # noqa: E402
+from depthwidth.paperfigs import pipeline as paperfigs_pipeline  # noqa: E402
+
+RULES.add(paperfigs_pipeline)
 
 
 # Fig. 8a's LM-head overlaps, their fits against 1/m, and the fit notebook's stored outputs.
 rule paperfigs_fig8:
     input:
-        **paperfigs_section.inputs(),
+        **paperfigs_pipeline.inputs(),
     output:
         points="results/paperfigs/fig8a_points.csv",
         fits="results/paperfigs/fig8a_fits.csv",
@@ -17,9 +19,10 @@ rule paperfigs_fig8:
         "benchmarks/paperfigs/fig8.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("paperfigs_fig8"),
     params:
-        n_boot=config["paperfigs"]["n_boot"],
-        seed=config["paperfigs"]["seed"],
+        **RULES.params("paperfigs_fig8"),
     script:
         "../scripts/paperfigs_fig8.py"
 
@@ -27,7 +30,7 @@ rule paperfigs_fig8:
 # Fig. 8b's 108 losses read by a drawing-model fit, and the width law refitted on them.
 rule paperfigs_fig8b:
     input:
-        **paperfigs_section.inputs(),
+        **paperfigs_pipeline.inputs(),
     output:
         points="results/paperfigs/fig8b_points.csv",
         fits="results/paperfigs/fig8b_fits.csv",
@@ -38,20 +41,22 @@ rule paperfigs_fig8b:
         "benchmarks/paperfigs/fig8b.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("paperfigs_fig8b"),
     params:
-        n_boot=config["paperfigs"]["law_n_boot"],
-        seed=config["paperfigs"]["seed"],
+        **RULES.params("paperfigs_fig8b"),
     script:
         "../scripts/paperfigs_fig8b.py"
 
 
-# Fig. 4b's heat map decoded through its colour bar, Fig. 6e's points and error bars.
+# Fig. 4b's heat map decoded through its colour bar, Figs. 6e's and 5b's points and error bars.
 rule paperfigs_toy:
     input:
-        **paperfigs_section.toy_inputs(),
+        **paperfigs_pipeline.toy_inputs(),
     output:
         fig4b="results/paperfigs/fig4b_cells.csv",
         fig6e="results/paperfigs/fig6e_points.csv",
+        fig5b="results/paperfigs/fig5b_points.csv",
         summary="results/paperfigs/toy_readings.json",
     log:
         "logs/paperfigs/toy.log",
@@ -59,13 +64,17 @@ rule paperfigs_toy:
         "benchmarks/paperfigs/toy.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("paperfigs_toy"),
+    params:
+        **RULES.params("paperfigs_toy"),
     script:
         "../scripts/paperfigs_toy.py"
 
 
 rule paperfigs_section:
     input:
-        **paperfigs_section.section_inputs(config),
+        **paperfigs_pipeline.section_inputs(config),
     output:
         html="results/paperfigs/section.html",
         headline="results/paperfigs/headline.json",
@@ -81,5 +90,9 @@ rule paperfigs_section:
         "benchmarks/paperfigs/section.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("paperfigs_section"),
+    params:
+        **RULES.params("paperfigs_section"),
     script:
         "../scripts/paperfigs_section.py"

@@ -1,7 +1,7 @@
 """Fig. 8a read off the paper's vector PDF, the overlap fits and the fit notebook's outputs (rule paperfigs_fig8)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.paperfigs.section import paperfigs_fig8
+from depthwidth.paperfigs.readings import paperfigs_fig8
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])

@@ -1,7 +1,7 @@
 """Fig. 8b read off the paper's PDF and the width law refitted on its points (rule paperfigs_fig8b)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.paperfigs.section import paperfigs_fig8b
+from depthwidth.paperfigs.readings import paperfigs_fig8b
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])

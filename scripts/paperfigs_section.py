@@ -16,6 +16,7 @@ paperfigs_section(
     sm.input.fig8b_points,
     sm.input.fig8b_fits,
     sm.input.fig8b_summary,
+    fig5b_csv=sm.input.fig5b,
     html_path=sm.output.html,
     headline_path=sm.output.headline,
     figures_dir=sm.output.figures,

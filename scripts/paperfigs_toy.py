@@ -1,15 +1,22 @@
-"""Fig. 4b's heat map and Fig. 6e's points read off the paper's PDFs (rule paperfigs_toy)."""
+"""Fig. 4b's heat map and Figs. 6e's and 5b's points read off the paper's PDFs (rule paperfigs_toy)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.paperfigs.section import paperfigs_toy
+from depthwidth.paperfigs.readings import paperfigs_toy
 
 sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])
 s = paperfigs_toy(
     sm.input.fig4,
     sm.input.fig6,
+    sm.input.fig5,
     fig4b_csv=sm.output.fig4b,
     fig6e_csv=sm.output.fig6e,
+    fig5b_csv=sm.output.fig5b,
     summary_json=sm.output.summary,
 )
-log.info("Fig. 4b: %d cells; Fig. 6e: %d points", s["fig4b"]["found"], s["fig6e"]["found"])
+log.info(
+    "Fig. 4b: %d cells; Fig. 6e: %d points; Fig. 5b: %d points",
+    s["fig4b"]["found"],
+    s["fig6e"]["found"],
+    s["fig5b"]["found"],
+)

@@ -52,6 +52,10 @@ ALLOWED = {
         "compared against the layer's fit of the same law"
     ),
     ("depthwidth.chinchilla.replication", "import scipy.optimize.minimize"): "the same replication",
+    ("depthwidth.paperfigs.axes", "call polyfit"): (
+        "a figure reader's axis calibration (drawing coordinate -> data value, the straight line through "
+        "an axis's tick marks, its tick residual reported), not a fitted law"
+    ),
     ("depthwidth.superposition.grads", "def _residual_into"): (
         "the toy model's training kernel (y − ŷ of the forward pass, for the gradient), not a fitted law"
     ),

@@ -146,6 +146,39 @@ def test_fig4b_heat_map_and_fig6e_points_agree_where_both_draw():
     assert np.max(np.abs(both["alpha_m_6e"] - both["alpha_m_4b"])) < 0.03
 
 
+@needs_shared_data
+def test_fig5b_points_are_fig6e_points_and_our_cells_are_judged_by_their_error_bars():
+    """Fig. 5b (the weak regime) draws 9 of Fig. 6e's cells: read off the two PDFs independently they give
+    the same α_m and error bars; our γ = 0.3 cells are compared with the γ = 1/3 points at the same α."""
+    import pandas as pd
+
+    from depthwidth.paperfigs.fig6 import GAMMA_GRID, read_fig5b, read_fig6e
+    from depthwidth.paperfigs.toy import compare_points
+
+    f5, s5 = read_fig5b(FIGS / "Fig-5-1.pdf")
+    f6, _ = read_fig6e(FIGS / "Fig-6-3.pdf")
+    assert s5["found"] == 9 and s5["with_error_bar"] == 9
+    assert s5["gammas"] == [0.1111, 0.3333, 0.5556]
+    grid = lambda df: df.assign(alpha=(df["alpha"] / 0.125).round() * 0.125)  # noqa: E731
+    both = grid(f5).merge(grid(f6), on=["gamma", "alpha"], suffixes=("_5b", "_6e"))
+    assert len(both) == 9
+    assert np.max(np.abs(both["alpha_m_5b"] - both["alpha_m_6e"])) < 1e-3
+    assert np.max(np.abs(both["alpha_m_err_5b"] - both["alpha_m_err_6e"])) < 1e-3
+    # a cell on the paper's point agrees; one off by ten error bars does not; γ = −1 has no Fig. 5b point
+    p = f5[np.isclose(f5["gamma"], 1 / 3, atol=1e-3) & np.isclose(f5["alpha"], 1.5, atol=1e-2)].iloc[0]
+    ours = pd.DataFrame(
+        {
+            "alpha": [1.5, 1.5, 1.5],
+            "gamma": [0.3, 0.3, -1.0],
+            "exponent": [p["alpha_m"] + 0.5 * p["alpha_m_err"], p["alpha_m"] + 10 * p["alpha_m_err"], 1.0],
+            "stderr": [0.0, 0.0, 0.0],
+        }
+    )
+    cmp = compare_points(ours, f5, GAMMA_GRID)
+    assert cmp["agree"].tolist() == [True, False]
+    assert not cmp["gamma_on_grid"].any()
+
+
 def test_concordance_lists_every_figure():
     from depthwidth.paperfigs.concordance import CONCORDANCE
 
@@ -193,7 +226,8 @@ def test_fig8b_reading_is_consistent_with_the_printed_fit():
     the residuals vanish (a converged fit's condition) for at least 14 of the 16 groups; the refit agrees
     with the paper's 0.91 ± 0.04 within its error."""
     from depthwidth.paperfigs.fig8b import read_fig8b
-    from depthwidth.paperfigs.fig8fit import fit_law, losses, stationarity
+    from depthwidth.laws.group_offsets import fit_group_offsets
+    from depthwidth.paperfigs.fig8fit import losses, stationarity
     from depthwidth.paperfigs.notebook import read_fit_notebook
 
     nb = read_fit_notebook(NOTEBOOK)
@@ -204,5 +238,54 @@ def test_fig8b_reading_is_consistent_with_the_printed_fit():
     df = losses(pts, nb["B"])
     st = stationarity(df, nb["alpha"], nb["A"])
     assert (st["mean_residual"].abs() <= 0.01).sum() >= 14
-    fit = fit_law(df["m"], df["loss"], df["group"])
-    assert abs(fit["alpha"] - 0.91) <= 2 * np.hypot(fit["alpha_err"], 0.04)
+    fit = fit_group_offsets(df["m"], df["loss"], df["group"])
+    assert abs(fit.alpha - 0.91) <= 2 * np.hypot(fit.alpha_err, 0.04)
+
+
+@needs_shared_data
+def test_notebook_procedure_takes_the_autograd_loops_steps():
+    """The written-out gradient and Adam update (numpy, float32) take the notebook's torch autograd steps:
+    after 300 steps on the printed law's points α, A and every B_g agree to float32 rounding."""
+    import pandas as pd
+    import torch
+
+    from depthwidth.paperfigs.fig8 import llm_widths
+    from depthwidth.paperfigs.fig8fit import losses, notebook_fit
+    from depthwidth.paperfigs.notebook import read_fit_notebook
+
+    nb = read_fit_notebook(NOTEBOOK)
+    rng = np.random.default_rng(0)
+    pts = pd.DataFrame(
+        [
+            {
+                "family": r["family"],
+                "dataset": d,
+                "model": r["id"],
+                "m": r["m"],
+                "model_part": nb["A"] / r["m"] ** nb["alpha"] * np.exp(rng.normal(0, 0.1)),
+            }
+            for _, r in llm_widths().iterrows()
+            for d in nb["data_names"]
+        ]
+    )
+    df, groups = losses(pts, nb["B"]), nb["groups"]
+    ours = notebook_fit(df, groups, steps=300)
+    # the notebook's loop (its Model.forward sums per group and divides by the point count: the mean)
+    g = torch.tensor([groups.index(x) for x in df["group"]])
+    m = torch.tensor(df["m"].to_numpy(), dtype=torch.float32)
+    y = torch.tensor(df["loss"].to_numpy(), dtype=torch.float32)
+    A = torch.nn.Parameter(torch.tensor([500.0]))
+    B = torch.nn.Parameter(torch.ones(len(groups)))
+    alpha = torch.nn.Parameter(torch.tensor([1.0]))
+    opt = torch.optim.Adam(
+        [{"params": A, "lr": 1.0}, {"params": B, "lr": 0.001}, {"params": alpha, "lr": 0.001}]
+    )
+    for _ in range(300):
+        opt.zero_grad()
+        loss = ((A / m.pow(alpha) + B[g] - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    assert ours["alpha"] == pytest.approx(alpha.item(), rel=1e-5)
+    assert ours["A"] == pytest.approx(A.item(), rel=1e-5)
+    assert np.allclose([ours["B"][k] for k in groups], B.detach().numpy(), rtol=0, atol=1e-5)
+    assert abs(ours["alpha"] - 1.0) > 0.01  # 300 steps moved the fit: the comparison has power

@@ -1,5 +1,6 @@
-"""Fig. 6e of the superposition paper read off its vector PDF: the model exponent α_m against the data
-exponent α, one opaque circle per (γ, α) with a vertical error bar, colour = weight decay γ.
+"""Figs. 6e and 5b of the superposition paper read off their vector PDFs: the model exponent α_m against the
+data exponent α, one opaque circle per (γ, α) with a vertical error bar, colour = weight decay γ (Fig. 5b
+draws the weak regime, γ > 0, the same way).
 
 How it is read: axes from the tick marks (labels are outlines: 0, 1, 2 on both axes, given in order);
 markers are the filled circles (fill + outline ring); an error bar is a filled 1.5 pt wide rectangle
@@ -8,8 +9,8 @@ the error bar's ends; γ is decoded through the colour bar, an embedded 8 × 153
 span γ = −1 (bottom) to 1 (top), by the nearest colour-bar row. The decoding error is stated as the
 colour distance to that row and the γ step of one row.
 
-- ``read_fig6e``: the points as a DataFrame, and a summary (counts, tick residuals, decoding error).
-- ``compare_fig6e``: our α_m beside the paper's at the (γ, α) cells we ran.
+- ``read_fig6e``, ``read_fig5b``: the points as a DataFrame, and a summary (counts, tick residuals,
+  decoding error); ``read_exponent_panel`` reads one such panel.
 """
 
 from __future__ import annotations
@@ -24,18 +25,33 @@ from depthwidth.paperfigs.marks import find_markers, to_table
 from depthwidth.paperfigs.vector import image_array, read_page
 
 FIG6E_LABELS = {"x": [0.0, 1.0, 2.0], "y": [0.0, 1.0, 2.0]}
+FIG5B_LABELS = {"x": [1.0, 1.5, 2.0], "y": [0.0, 0.5, 1.0]}
 GAMMA_RANGE = (-1.0, 1.0)
 #: the paper's exp-10 weight decays (config/paper.yaml): a decoded γ is snapped to the nearest
 GAMMA_GRID = np.linspace(-1.0, 1.0, 10)
 
 
 def read_fig6e(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
+    """Fig. 6e: α_m against α for the strong and weak regimes (60 circles with error bars)."""
     shapes = read_page(pdf)
-    frames = find_frames(shapes)
     # panel e: the lower right frame
-    frame = max(frames, key=lambda f: (f[0] > 200, -f[1]))
-    xa = calibrate(shapes, frame, "bottom", "linear", FIG6E_LABELS["x"])
-    ya = calibrate(shapes, frame, "left", "linear", FIG6E_LABELS["y"])
+    frame = max(find_frames(shapes), key=lambda f: (f[0] > 200, -f[1]))
+    return read_exponent_panel(shapes, frame, FIG6E_LABELS)
+
+
+def read_fig5b(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
+    """Fig. 5b: α_m against α in the weak regime (γ > 0), drawn as Fig. 6e (circles, error bars, γ by
+    colour) over the line α − 1; panel b is the right frame, ticks 1.0, 1.5, 2.0 on x and 0, 0.5, 1 on y."""
+    shapes = read_page(pdf)
+    frame = max(find_frames(shapes), key=lambda f: f[0])
+    return read_exponent_panel(shapes, frame, FIG5B_LABELS)
+
+
+def read_exponent_panel(shapes, frame, labels: dict) -> tuple[pd.DataFrame, dict]:
+    """α_m against α off one panel of opaque circles with error bars, γ through the colour bar right of
+    ``frame``; ``labels``: the major tick values of x and y, in order."""
+    xa = calibrate(shapes, frame, "bottom", "linear", labels["x"])
+    ya = calibrate(shapes, frame, "left", "linear", labels["y"])
     marks = [m for m in find_markers(shapes, frame, min_size=4.5, max_size=7.0) if m["shape"] == "circle"]
     bars = [
         s

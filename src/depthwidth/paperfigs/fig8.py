@@ -24,6 +24,7 @@ import pandas as pd
 import yaml
 
 from depthwidth.laws.loglog import power_law_fit
+from depthwidth.laws.resample import resample_indices
 from depthwidth.paperfigs.axes import calibrate, find_frames
 from depthwidth.paperfigs.marks import find_markers, to_table
 from depthwidth.paperfigs.vector import read_page
@@ -107,8 +108,9 @@ def read_fig8a(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
 
 def overlap_fits(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Slope of log(mean square overlap) on log(1/m), for all models and each family: the OLS slope and
-    its standard error (``depthwidth.fits.power_law_fit``), and for all models a bootstrap over models
-    (percentile 95 % interval). The paper's claim, overlaps ∝ 1/m, is slope 1."""
+    its standard error (``depthwidth.laws.loglog.power_law_fit``), and for all models a bootstrap over
+    models (``depthwidth.laws.resample``: one point per model, so the rows are the models; percentile 95 %
+    interval). The paper's claim, overlaps ∝ 1/m, is slope 1."""
     rows = []
     rng = np.random.default_rng(seed)
     for name, g in [("all", df), *df.groupby("family")]:
@@ -124,7 +126,7 @@ def overlap_fits(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.Data
             m, y = g["m"].to_numpy(float), g["mean_sq_overlap"].to_numpy(float)
             boots = []
             for _ in range(n_boot):
-                i = rng.integers(0, len(m), len(m))
+                i = resample_indices(len(m), rng)
                 if len(np.unique(m[i])) >= 3:
                     boots.append(power_law_fit(m[i], y[i])["exponent"])
             row["boot_lo"], row["boot_hi"] = (float(v) for v in np.percentile(boots, [2.5, 97.5]))

@@ -1,28 +1,21 @@
-"""The paper-figures stage: Fig. 8 of the superposition paper read off its vector PDF, the fit notebook's
-stored outputs, the overlap slope on the paper's own points, and the figure concordance.
+"""The paper-figures stage's report section: the LLM rows tested on the paper's Fig. 8 points, our toy
+exponents over Figs. 4b, 6e and 5b, and the figure concordance (the readings: ``readings``).
 
-- ``paperfigs_fig8``: rule paperfigs_fig8, the readings and fits (tables + JSON).
 - ``paperfigs_section``: rule paperfigs_section, the report section and its headline rows.
 """
 
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from depthwidth.integrity import read_json, read_table, write_json, write_table
+from depthwidth.integrity import read_json, read_table
 from depthwidth.paperfigs.concordance import CONCORDANCE
-from depthwidth.paperfigs.fig4 import read_fig4b
-from depthwidth.paperfigs.fig6 import read_fig6e
-from depthwidth.paperfigs.fig8 import overlap_fits, read_fig8a
-from depthwidth.paperfigs.fig8b import read_fig8b
-from depthwidth.paperfigs.fig8fit import losses, notebook_fit, refits, stationarity
-from depthwidth.paperfigs.notebook import read_fit_notebook
-from depthwidth.paperfigs.toy import compare_exponents, summary_line
+from depthwidth.paperfigs.fig6 import GAMMA_GRID
+from depthwidth.paperfigs.toy import compare_exponents, compare_points, points_line, summary_line
 from depthwidth.papers import ALPHA_M_LLM
 from depthwidth.report.html import Figures, agree_within, headline_row, table_html, write_section
 
@@ -30,79 +23,6 @@ TITLE = "The superposition paper's figures, read off its vector PDFs"
 SOURCE = "paperfigs"
 # The paper draws the overlap line with slope 1.0 and states no error; a slope within this of 1 agrees.
 SLOPE_TOLERANCE = 0.1
-
-
-def paperfigs_fig8(
-    pdf: str, notebook: str, *, n_boot: int, seed: int, points_csv: str, fits_csv: str, summary_json: str
-) -> dict:
-    """Rule paperfigs_fig8: Fig. 8a's points, the overlap fits, the notebook's fit, the reading summary."""
-    df, summary = read_fig8a(pdf)
-    fits = overlap_fits(df, n_boot=n_boot, seed=seed)
-    nb = read_fit_notebook(notebook)
-    summary = {
-        "fig8a": summary,
-        "notebook": {
-            k: nb[k] for k in ("alpha", "A", "B", "err_slope", "final_loss", "iterations", "groups")
-        },
-        "n_notebook_models": len(nb["model_names"]),
-    }
-    write_table(df, points_csv)
-    write_table(fits, fits_csv)
-    write_json(summary_json, summary)
-    return summary
-
-
-def paperfigs_fig8b(
-    pdf: str, notebook: str, *, n_boot: int, seed: int, points_csv: str, fits_csv: str, summary_json: str
-) -> dict:
-    """Rule paperfigs_fig8b: Fig. 8b's 108 points read by the drawing-model fit, their losses (model part +
-    the notebook's B_g), the notebook's procedure rerun on them, the converged refits and the stationarity
-    check of the printed fit."""
-    nb = read_fit_notebook(notebook)
-    pts, read = read_fig8b(pdf, nb["model_classes"], nb["data_names"], prior=(nb["A"], nb["alpha"]))
-    df = losses(pts, nb["B"])
-    fits = refits(df, n_boot=n_boot, seed=seed)
-    rerun = notebook_fit(df, nb["groups"])
-    stat = stationarity(df, nb["alpha"], nb["A"])
-    summary = {
-        "read": read,
-        "notebook_rerun": rerun,
-        "printed": {"alpha": nb["alpha"], "A": nb["A"], "final_loss": nb["final_loss"]},
-        "stationarity": {
-            "groups_within_0.01": int((stat["mean_residual"].abs() <= 0.01).sum()),
-            "n_groups": len(stat),
-            "by_group": dict(zip(stat["group"], stat["mean_residual"].round(5))),
-        },
-    }
-    write_table(df, points_csv)
-    write_table(fits, fits_csv)
-    write_json(summary_json, summary)
-    return summary
-
-
-def paperfigs_toy(fig4_pdf: str, fig6_pdf: str, *, fig4b_csv: str, fig6e_csv: str, summary_json: str) -> dict:
-    """Rule paperfigs_toy: Fig. 4b's heat map decoded and Fig. 6e's points read, with their cross-check."""
-    f4, s4 = read_fig4b(fig4_pdf)
-    f6, s6 = read_fig6e(fig6_pdf)
-    # Fig. 6e's α read off the drawing (to ~1e-5) is put on the paper's grid of 0.125 for the cross-check
-    key6 = f6.assign(alpha=(f6["alpha"] / 0.125).round() * 0.125)
-    both = key6.merge(f4, on=["gamma", "alpha"], suffixes=("_6e", "_4b"))
-    if both.empty:
-        raise ValueError("Fig. 4b and Fig. 6e share no (γ, α) cell; the readings are not the pinned figures")
-    diff = (both["alpha_m_6e"] - both["alpha_m_4b"]).abs()
-    summary = {
-        "fig4b": s4,
-        "fig6e": s6,
-        "cross_check": {
-            "n_cells": len(both),
-            "max_abs_diff": float(diff.max()),
-            "median_abs_diff": float(diff.median()),
-        },
-    }
-    write_table(f4, fig4b_csv)
-    write_table(f6, fig6e_csv)
-    write_json(summary_json, summary)
-    return summary
 
 
 def _fig_toy(cmp: pd.DataFrame, fig4b: pd.DataFrame, fig6e: pd.DataFrame):
@@ -178,6 +98,10 @@ def toy_html(toy: dict | None, figures: Figures) -> tuple[str, list[str]]:
     )
     lines = [summary_line(cmp, "Figs. 4b/6e (α_m over γ, α)")]
     parts = [intro, "<p>" + html.escape(lines[0]) + "</p>"]
+    if "fig5b" in toy:
+        html5, line5 = fig5b_html(toy, figures)
+        parts.append(html5)
+        lines.append(line5)
     if len(cmp):
         parts.append(
             figures.html(
@@ -195,6 +119,67 @@ def toy_html(toy: dict | None, figures: Figures) -> tuple[str, list[str]]:
             )
         )
     return "\n".join(parts), lines
+
+
+def fig5b_html(toy: dict, figures: Figures) -> tuple[str, str]:
+    """Fig. 5b (the weak regime's α_m against α) with our cells over it, and its one line."""
+    s5, cmp = toy["summary"]["fig5b"], toy["compare_5b"]
+    x = s5["cross_check_6e"]
+    line = points_line(cmp, "Fig. 5b (weak regime, α_m vs α)", s5["found"])
+    parts = [
+        "<h3>Toy exponents against the paper's Fig. 5b</h3><p>Fig. 5b read off the vector PDF: "
+        f"{s5['found']} circles, {s5['with_error_bar']} with error bars, at γ = "
+        f"{', '.join(f'{g:.3g}' for g in s5['gammas'])}; tick residuals {s5['x_axis']['residual_pt']:.1e} / "
+        f"{s5['y_axis']['residual_pt']:.1e} pt. They are {x['n_cells']} of Fig. 6e's points: values within "
+        f"{x['max_abs_diff']:.1e} and error bars within {x['max_err_diff']:.1e} of Fig. 6e's reading.</p>",
+        "<p>" + html.escape(line) + "</p>",
+    ]
+    if len(cmp):
+        parts.append(figures.html(_fig_5b(cmp, toy["fig5b"]), "toy_fig5b_overlay", _FIG5B_CAPTION))
+        parts.append(
+            table_html(
+                cmp,
+                "Per cell: ours against Fig. 5b's point at the nearest γ of the paper's grid; agree: "
+                "|ours − paper| ≤ tolerance = 2·sqrt(se² + σ²), σ the point's error bar.",
+            )
+        )
+    return "\n".join(parts), line
+
+
+_FIG5B_CAPTION = (
+    "The weak regime: the paper's Fig. 5b points (circles with their error bars, colour by γ) and the line "
+    "α − 1, with ours (squares, ± 2 SE) at the cells we ran."
+)
+
+
+def _fig_5b(cmp: pd.DataFrame, f5: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(5.6, 4))
+    for i, (g, p) in enumerate(f5.groupby("gamma")):
+        ax.errorbar(
+            p["alpha"],
+            p["alpha_m"],
+            yerr=p["alpha_m_err"],
+            fmt="o",
+            color=f"C{i}",
+            alpha=0.6,
+            label=f"paper Fig. 5b, γ = {g:.3g}",
+        )
+    a = np.linspace(1.0, 2.0, 2)
+    ax.plot(a, a - 1, "k--", lw=1, label="α − 1")
+    ax.errorbar(
+        cmp["alpha"],
+        cmp["ours"],
+        yerr=2 * cmp["ours_se"],
+        fmt="s",
+        color="k",
+        mfc="none",
+        ms=7,
+        label=f"ours, γ = {', '.join(f'{v:g}' for v in sorted(cmp['gamma'].unique()))}",
+    )
+    ax.set_xlabel("data exponent α")
+    ax.set_ylabel("model exponent α_m")
+    ax.legend(fontsize=7)
+    return fig
 
 
 def alpha_row(b: dict, nb: dict) -> dict:
@@ -360,6 +345,7 @@ def paperfigs_section(
     fig8b_fits_csv: str | None = None,
     fig8b_json: str | None = None,
     *,
+    fig5b_csv: str,
     html_path: str,
     headline_path: str,
     figures_dir: str,
@@ -375,8 +361,10 @@ def paperfigs_section(
         ours = read_table(exponents_csv, "superposition_tables", ("alpha", "gamma", "exponent", "stderr"))
     else:
         ours = pd.DataFrame(columns=["alpha", "gamma", "exponent", "stderr"])
+    f5 = read_table(fig5b_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m", "alpha_m_err"))
     cmp = compare_exponents(ours, f4, f6, ts["cross_check"]["max_abs_diff"])
-    toy = {"summary": ts, "compare": cmp, "fig4b": f4, "fig6e": f6}
+    cmp5 = compare_points(ours, f5, GAMMA_GRID)
+    toy = {"summary": ts, "compare": cmp, "fig4b": f4, "fig6e": f6, "fig5b": f5, "compare_5b": cmp5}
     fig8b = None
     if fig8b_points_csv:
         fig8b = {
@@ -388,34 +376,3 @@ def paperfigs_section(
         }
     body, rows = render(df, fits, summary, Figures(figures_dir), toy, fig8b)
     write_section(html_path, headline_path, "paperfigs", TITLE, body, rows)
-
-
-RAW = Path("data/raw/superposition_paper")
-
-
-def inputs() -> dict:
-    """The pinned files rule paperfigs_fig8 reads (fetched by rule fetch_file)."""
-    return {"pdf": str(RAW / "figures/Fig-8-2.pdf"), "notebook": str(RAW / "LLMs/nonlinearfit-3.ipynb")}
-
-
-def toy_inputs() -> dict:
-    """The pinned figure files rule paperfigs_toy reads."""
-    return {"fig4": str(RAW / "figures/Fig-4-3.pdf"), "fig6": str(RAW / "figures/Fig-6-3.pdf")}
-
-
-def section_inputs(config: dict) -> dict:
-    """Rule paperfigs_section's inputs: the readings, and our superposition exponents where that stage runs."""
-    out = {
-        "points": "results/paperfigs/fig8a_points.csv",
-        "fits": "results/paperfigs/fig8a_fits.csv",
-        "summary": "results/paperfigs/fig8_summary.json",
-        "fig4b": "results/paperfigs/fig4b_cells.csv",
-        "fig6e": "results/paperfigs/fig6e_points.csv",
-        "toy": "results/paperfigs/toy_readings.json",
-        "fig8b_points": "results/paperfigs/fig8b_points.csv",
-        "fig8b_fits": "results/paperfigs/fig8b_fits.csv",
-        "fig8b_summary": "results/paperfigs/fig8b_summary.json",
-    }
-    if "superposition" in config["stages"]:
-        out["exponents"] = "results/superposition/exponents.csv"
-    return out

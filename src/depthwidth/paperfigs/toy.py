@@ -6,8 +6,9 @@ it draws the cell, else the median Fig. 6e error bar (the paper's typical error;
 plus the heat map's decoding error. A γ of ours that is not on the paper's grid (the default run's γ = 0.3)
 is compared with the nearest paper γ and flagged.
 
-- ``compare_exponents``: the per-cell table.
-- ``summary_line``: one line per figure.
+- ``compare_exponents``: the per-cell table against Figs. 4b/6e.
+- ``compare_points``: the per-cell table against a figure of points with error bars (Fig. 5b).
+- ``summary_line``, ``points_line``: one line per figure.
 """
 
 from __future__ import annotations
@@ -56,6 +57,53 @@ def compare_exponents(
             }
         )
     return pd.DataFrame(rows)
+
+
+def compare_points(ours: pd.DataFrame, points: pd.DataFrame, grid) -> pd.DataFrame:
+    """``ours`` (exponents.csv) against a figure's points with error bars (``points``: gamma on the paper's
+    ``grid``, alpha, alpha_m, alpha_m_err): each cell of ours whose γ, put on the grid, and α have a point.
+    Agree: |ours − paper| ≤ 2·sqrt(se² + σ²), σ the point's error bar (half its length)."""
+    grid = np.asarray(grid, dtype=float)
+    rows = []
+    for _, r in ours.iterrows():
+        g = float(grid[np.argmin(np.abs(grid - r["gamma"]))])
+        p = points[
+            np.isclose(points["gamma"], g, atol=1e-3) & np.isclose(points["alpha"], r["alpha"], atol=1e-2)
+        ]
+        if p.empty:
+            continue
+        pv, pe = float(p["alpha_m"].iloc[0]), float(p["alpha_m_err"].iloc[0])
+        se = float(r["stderr"]) if np.isfinite(r["stderr"]) else 0.0
+        tol = 2 * float(np.hypot(se, pe))
+        rows.append(
+            {
+                "gamma": float(r["gamma"]),
+                "paper_gamma": g,
+                "gamma_on_grid": bool(abs(g - r["gamma"]) < 1e-3),
+                "alpha": float(r["alpha"]),
+                "ours": float(r["exponent"]),
+                "ours_se": se,
+                "paper": pv,
+                "paper_err": pe,
+                "tolerance": tol,
+                "agree": bool(abs(float(r["exponent"]) - pv) <= tol),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def points_line(cmp: pd.DataFrame, label: str, n_points: int) -> str:
+    """One line for a figure of points with error bars: how many of our cells it draws, how many agree."""
+    if cmp.empty:
+        return f"{label}: none of its {n_points} points is at a cell of ours"
+    n, k = len(cmp), int(cmp["agree"].sum())
+    off = cmp.loc[~cmp["gamma_on_grid"], "gamma"].unique()
+    flag = f"; γ = {', '.join(f'{g:g}' for g in off)} compared with the nearest paper γ" if len(off) else ""
+    med = float((cmp["ours"] - cmp["paper"]).abs().median())
+    return (
+        f"{label}: {k} of {n} of our cells agree with the paper's point within 2σ of its error bar and our SE "
+        f"(median |Δ| = {med:.2f}; {n_points} points read){flag}"
+    )
 
 
 def summary_line(cmp: pd.DataFrame, label: str) -> str:

@@ -1,0 +1,57 @@
+"""Config → rule params (``RULES``) and input lists of the paper-figures stage: the only module
+rules/paperfigs.smk imports. Every function is a plain function of the validated ``config`` (defaults
+filled in from ``schemas/paperfigs.schema.yaml``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from depthwidth.rules import Key, Rule
+
+RAW = Path("data/raw/superposition_paper")
+
+RULES = {
+    "paperfigs_fig8": Rule(
+        params={"n_boot": Key("paperfigs.n_boot"), "seed": Key("paperfigs.seed")}, mem_mb=2000, runtime=10
+    ),
+    "paperfigs_fig8b": Rule(
+        params={"n_boot": Key("paperfigs.law_n_boot"), "seed": Key("paperfigs.seed")},
+        mem_mb=4000,
+        runtime=20,
+    ),
+    "paperfigs_toy": Rule(mem_mb=2000, runtime=10),
+    "paperfigs_section": Rule(mem_mb=2000, runtime=10),
+}
+
+
+def inputs() -> dict:
+    """The pinned files rules paperfigs_fig8 and paperfigs_fig8b read (fetched by rule fetch_file)."""
+    return {"pdf": str(RAW / "figures/Fig-8-2.pdf"), "notebook": str(RAW / "LLMs/nonlinearfit-3.ipynb")}
+
+
+def toy_inputs() -> dict:
+    """The pinned figure files rule paperfigs_toy reads."""
+    return {
+        "fig4": str(RAW / "figures/Fig-4-3.pdf"),
+        "fig5": str(RAW / "figures/Fig-5-1.pdf"),
+        "fig6": str(RAW / "figures/Fig-6-3.pdf"),
+    }
+
+
+def section_inputs(config: dict) -> dict:
+    """Rule paperfigs_section's inputs: the readings, and our superposition exponents where that stage runs."""
+    out = {
+        "points": "results/paperfigs/fig8a_points.csv",
+        "fits": "results/paperfigs/fig8a_fits.csv",
+        "summary": "results/paperfigs/fig8_summary.json",
+        "fig4b": "results/paperfigs/fig4b_cells.csv",
+        "fig6e": "results/paperfigs/fig6e_points.csv",
+        "fig5b": "results/paperfigs/fig5b_points.csv",
+        "toy": "results/paperfigs/toy_readings.json",
+        "fig8b_points": "results/paperfigs/fig8b_points.csv",
+        "fig8b_fits": "results/paperfigs/fig8b_fits.csv",
+        "fig8b_summary": "results/paperfigs/fig8b_summary.json",
+    }
+    if "superposition" in config["stages"]:
+        out["exponents"] = "results/superposition/exponents.csv"
+    return out
