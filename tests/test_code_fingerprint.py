@@ -60,7 +60,9 @@ def test_the_fingerprint_is_the_same_in_every_checkout_of_the_same_code(tmp_path
     section = other / "depth_toy" / "section.py"
     section.write_bytes(section.read_bytes().replace(b"\n", b"\r\n"))
     assert _fingerprints(other) == here
-    assert len(set(here.values())) >= len(here) - 2  # distinct code, distinct fingerprints
+    assert (
+        len(set(here.values())) >= len(here) - 3
+    )  # distinct code, distinct fingerprints (the paper-figure rules share a reader)
     assert all(v.startswith("depthwidth code ") and len(v) == 32 for v in here.values())
 
 

@@ -127,7 +127,7 @@ def test_speed_entry_is_a_derived_params_function_snakemake_does_not_compare():
         job_params({"stage": {"steps": 10}}, stage, "stage_run")
     # a param every rule gets (a fingerprint of the stage's code, say) is one argument, and a rerun trigger
     table = RuleTable(config, stage, every_rule=lambda name: {"code": f"{name}-v1"})
-    assert table.params("stage_run")["code"] == "stage-v1" and "code" not in params
+    assert table.params("stage_run")["code"] == "stage_run-v1" and "code" not in params
 
 
 def test_every_speed_key_of_every_rule_is_a_schema_key_left_out_of_its_params(config):
