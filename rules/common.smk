@@ -40,7 +40,7 @@ def code_fingerprint(rule):
 
 
 def code_params(rule):
-    """The params entry every rule of a RULES table gets: its code fingerprint."""
+    """The params entry that every rule in a RULES table gets, its code fingerprint."""
     return {"code": code_fingerprint(rule)}
 
 
