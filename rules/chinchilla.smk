@@ -84,6 +84,8 @@ rule chinchilla_huber:
         fit="results/chinchilla/fit_huber.json",
         bootstrap="results/chinchilla/bootstrap_huber.csv",
         scan="results/chinchilla/drop_scan_huber.csv",
+        deltas="results/chinchilla/delta_scan_huber.csv",
+        leverage="results/chinchilla/leverage.csv",
     log:
         "logs/chinchilla/huber.log",
     benchmark:
@@ -179,6 +181,8 @@ rule chinchilla_section:
         scan="results/chinchilla/drop_scan.csv",
         fit_huber="results/chinchilla/fit_huber.json",
         scan_huber="results/chinchilla/drop_scan_huber.csv",
+        deltas="results/chinchilla/delta_scan_huber.csv",
+        leverage="results/chinchilla/leverage.csv",
         law="results/chinchilla/chinchilla_law.json",
         sweeps=chinchilla_pipeline.sweep_targets(config),
     output:

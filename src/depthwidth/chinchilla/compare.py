@@ -21,8 +21,18 @@ def information_criteria(ssr: float, n: int, k: int) -> dict:
     return {"aic": float(base + 2 * k), "bic": float(base + k * np.log(n)), "k": k}
 
 
+def laplace_criteria(r: np.ndarray, k: int) -> dict:
+    """AIC and BIC of a Huber fit from the Laplace pseudo-likelihood of its log residuals ``r`` (the
+    likelihood a small-δ Huber fit maximises): −ln L = n ln(2b) + n with b = mean |r|, k + 1 parameters
+    (the scale b counted)."""
+    n = len(r)
+    base = 2 * n * np.log(2 * float(np.mean(np.abs(r)))) + 2 * n
+    return {"aic": float(base + 2 * (k + 1)), "bic": float(base + (k + 1) * np.log(n)), "k": k}
+
+
 def law_summary(d: FitData, how: LawFit, res, boot: pd.DataFrame, heldout: dict | None) -> dict:
-    """One law's entry: values with lmfit errors and bootstrap intervals, SSR, objective, AIC/BIC,
+    """One law's entry: values with errors (lmfit's; the sandwich for Huber) and bootstrap intervals, SSR,
+    objective, AIC/BIC (Gaussian for least squares, Laplace pseudo-likelihood for Huber: ``criteria``),
     held-out error."""
     v, se = how.values(res, d), how.stderrs(res, d)
     params = {}
@@ -36,7 +46,12 @@ def law_summary(d: FitData, how: LawFit, res, boot: pd.DataFrame, heldout: dict 
         "params": params,
         "ssr": float(res.chisqr),
         "objective": float(res.objective),
-        **information_criteria(float(res.chisqr), len(d), int(res.nvarys)),
+        **(
+            laplace_criteria(how.residual(res.params, d), int(res.nvarys))
+            if how.least_squares
+            else information_criteria(float(res.chisqr), len(d), int(res.nvarys))
+        ),
+        "criteria": "Laplace pseudo-likelihood" if how.least_squares else "Gaussian likelihood",
         "heldout": heldout,
     }
 
@@ -88,7 +103,8 @@ def compare_laws(
     }
     better = {key: ("decomposed" if dec[key] < chin[key] else "chinchilla") for key in ("aic", "bic")}
     if heldout and hc:
-        better["heldout"] = (
-            "decomposed" if heldout["rmse_log_test_mean"] < hc["rmse_log_test_mean"] else "chinchilla"
-        )
+        # Huber: held-out mean |r|, which the points the fit discounts do not dominate; else RMSE
+        key = "mean_abs_log_test_mean" if how.least_squares else "rmse_log_test_mean"
+        better["heldout"] = "decomposed" if heldout[key] < hc[key] else "chinchilla"
+        better["heldout_measure"] = key
     return {"decomposed": dec, "chinchilla": chin, "lower": better}

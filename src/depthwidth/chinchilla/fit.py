@@ -107,7 +107,9 @@ PAPER_STDERR_NOTE = (
 def _fit_summary(res, d: FitData, how: lawfit.LawFit = MAIN) -> dict:
     v, se = how.values(res, d), how.stderrs(res, d)
     se_paper = paper_stderrs(d, v)
-    huber = {"objective_huber": float(res.objective)} if how.least_squares else {}
+    # a Huber fit's stderr is the sandwich formula (lawfit.huber_covariance); its reported error is the
+    # bootstrap std that run_fit adds
+    huber = {"objective_huber": float(res.objective), "stderr_kind": "sandwich"} if how.least_squares else {}
     return {
         "params": {k: {"value": v[k], "stderr": se[k], "stderr_paper": se_paper[k]} for k in PARAMS},
         "n_points": len(d),
