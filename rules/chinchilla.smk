@@ -4,6 +4,18 @@ from depthwidth.chinchilla import pipeline as chinchilla_pipeline
 OPENLM_FILES = chinchilla_pipeline.openlm_files()
 
 
+def chinchilla_sweep_inputs(wildcards):
+    return chinchilla_pipeline.sweep_inputs(config, wildcards.sweep, OPENLM_FILES)
+
+
+def chinchilla_sweep_load_params(wildcards):
+    return chinchilla_pipeline.sweep_load_params(config, wildcards.sweep)
+
+
+def chinchilla_sweep_identify_params(wildcards):
+    return chinchilla_pipeline.sweep_identify_params(config, wildcards.sweep)
+
+
 wildcard_constraints:
     sweep="[A-Za-z0-9_.-]+",
 
@@ -130,7 +142,7 @@ rule chinchilla_law:
 # the main fit's points; fit.json above stays the stage's main fit.
 rule chinchilla_sweep_points:
     input:
-        lambda wc: chinchilla_pipeline.sweep_inputs(config, wc.sweep, OPENLM_FILES),
+        chinchilla_sweep_inputs,
     output:
         runs="results/chinchilla/sweeps/{sweep}/runs.csv",
     log:
@@ -143,7 +155,7 @@ rule chinchilla_sweep_points:
         mem_mb=1000,
         runtime=5,
     params:
-        spec=lambda wc: chinchilla_pipeline.sweep_load_params(config, wc.sweep),
+        spec=chinchilla_sweep_load_params,
         # a damaged pinned OpenLM file is fetched again from these; not a rerun trigger (data.mirrors)
         sources=download_pipeline.sources_params(config, workflow.basedir),
     script:
@@ -167,7 +179,7 @@ rule chinchilla_sweep_identify:
         mem_mb=1000,
         runtime=30,
     params:
-        cfg=lambda wc: chinchilla_pipeline.sweep_identify_params(config, wc.sweep),
+        cfg=chinchilla_sweep_identify_params,
     script:
         "../scripts/chinchilla_sweep_identify.py"
 

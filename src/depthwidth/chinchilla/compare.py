@@ -39,8 +39,7 @@ def law_summary(d: FitData, how: LawFit, res, boot: pd.DataFrame, heldout: dict 
     for k in v:
         params[k] = {"value": v[k], "stderr": se[k]}
         if k in boot.columns and len(boot) > 1:
-            params[k]["bootstrap_std"] = float(boot[k].std(ddof=1))
-            params[k]["bootstrap_ci95"] = [float(boot[k].quantile(0.025)), float(boot[k].quantile(0.975))]
+            params[k].update(lawfit.bootstrap_spread(boot[k]))
     return {
         "law": how.law.name,
         "params": params,
@@ -106,5 +105,5 @@ def compare_laws(
         # Huber: held-out mean |r|, which the points the fit discounts do not dominate; else RMSE
         key = "mean_abs_log_test_mean" if how.least_squares else "rmse_log_test_mean"
         better["heldout"] = "decomposed" if heldout[key] < hc[key] else "chinchilla"
-        better["heldout_measure"] = key
+        return {"decomposed": dec, "chinchilla": chin, "lower": better, "heldout_measure": key}
     return {"decomposed": dec, "chinchilla": chin, "lower": better}

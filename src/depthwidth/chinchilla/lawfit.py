@@ -420,6 +420,18 @@ def bootstrap(
     return pd.DataFrame(rows)
 
 
+def bootstrap_spread(values) -> dict:
+    """The one summary of a parameter's bootstrap refits: ``bootstrap_std`` (ddof 1; None below two
+    refits) and ``bootstrap_ci95``, the 2.5 and 97.5 percentiles (None without refits)."""
+    col = np.asarray(values, float)
+    return {
+        "bootstrap_ci95": [float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5))]
+        if len(col)
+        else None,
+        "bootstrap_std": float(col.std(ddof=1)) if len(col) > 1 else None,
+    }
+
+
 def held_out(
     d: FitData,
     how: LawFit,

@@ -317,8 +317,7 @@ def core_fit(d: FitData, loss: str, delta: float, n_starts: int, seed: int, n_bo
     for k in CHINCHILLA.params:
         params[k] = {"value": v[k], "stderr": se[k]}
         if len(boot) > 1:
-            params[k]["bootstrap_std"] = float(boot[k].std(ddof=1))
-            params[k]["bootstrap_ci95"] = [float(boot[k].quantile(0.025)), float(boot[k].quantile(0.975))]
+            params[k].update(lawfit.bootstrap_spread(boot[k]))
     return {
         "loss": loss,
         **({"huber_delta": delta} if loss == "huber" else {}),
