@@ -4,6 +4,18 @@ from depthwidth.chinchilla import pipeline as chinchilla_pipeline
 OPENLM_FILES = chinchilla_pipeline.openlm_files()
 
 
+def chinchilla_sweep_inputs(wildcards):
+    return chinchilla_pipeline.sweep_inputs(config, wildcards.sweep, OPENLM_FILES)
+
+
+def chinchilla_sweep_load_params(wildcards):
+    return chinchilla_pipeline.sweep_load_params(config, wildcards.sweep)
+
+
+def chinchilla_sweep_identify_params(wildcards):
+    return chinchilla_pipeline.sweep_identify_params(config, wildcards.sweep)
+
+
 wildcard_constraints:
     sweep="[A-Za-z0-9_.-]+",
 
@@ -87,6 +99,8 @@ rule chinchilla_huber:
         fit="results/chinchilla/fit_huber.json",
         bootstrap="results/chinchilla/bootstrap_huber.csv",
         scan="results/chinchilla/drop_scan_huber.csv",
+        deltas="results/chinchilla/delta_scan_huber.csv",
+        leverage="results/chinchilla/leverage.csv",
     log:
         "logs/chinchilla/huber.log",
     benchmark:
@@ -133,7 +147,7 @@ rule chinchilla_law:
 # the main fit's points; fit.json above stays the stage's main fit.
 rule chinchilla_sweep_points:
     input:
-        lambda wc: chinchilla_pipeline.sweep_inputs(config, wc.sweep, OPENLM_FILES),
+        chinchilla_sweep_inputs,
     output:
         runs="results/chinchilla/sweeps/{sweep}/runs.csv",
     log:
@@ -146,7 +160,7 @@ rule chinchilla_sweep_points:
         mem_mb=1000,
         runtime=5,
     params:
-        spec=lambda wc: chinchilla_pipeline.sweep_load_params(config, wc.sweep),
+        spec=chinchilla_sweep_load_params,
         # a damaged pinned OpenLM file is fetched again from these; not a rerun trigger (data.mirrors)
         sources=download_pipeline.sources_params(config, workflow.basedir),
         code=code_fingerprint("chinchilla_sweep_points"),
@@ -171,7 +185,7 @@ rule chinchilla_sweep_identify:
         mem_mb=1000,
         runtime=30,
     params:
-        cfg=lambda wc: chinchilla_pipeline.sweep_identify_params(config, wc.sweep),
+        cfg=chinchilla_sweep_identify_params,
         code=code_fingerprint("chinchilla_sweep_identify"),
     script:
         "../scripts/chinchilla_sweep_identify.py"
@@ -186,6 +200,8 @@ rule chinchilla_section:
         scan="results/chinchilla/drop_scan.csv",
         fit_huber="results/chinchilla/fit_huber.json",
         scan_huber="results/chinchilla/drop_scan_huber.csv",
+        deltas="results/chinchilla/delta_scan_huber.csv",
+        leverage="results/chinchilla/leverage.csv",
         law="results/chinchilla/chinchilla_law.json",
         sweeps=chinchilla_pipeline.sweep_targets(config),
     output:

@@ -34,11 +34,16 @@ def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
     assert {"points.png", "drop_scan.png", "drop_scan.txt", "robustness.png"} <= {
         p.name for p in figures.iterdir()
     }
-    # the robustness table: the headline fit is its first α_ℓ row; Huber on all 245 points beside it
+    # the robustness table: one row per exponent and choice (loss × k), no row twice; the least-squares
+    # row at k = 40 is the main fit; the Huber rows' error is their bootstrap
     rob = pd.read_csv(wd / "results/chinchilla/robustness.csv")
     assert set(rob["exponent"]) == {"alpha_l", "alpha_m", "alpha_D"}
-    first = rob[rob["exponent"] == "alpha_l"].iloc[0]
-    assert first["value"] == pytest.approx(a_l["value"], rel=1e-12) and first["drop_highest"] == 40
+    assert not rob.duplicated(["exponent", "loss", "drop_highest"]).any() and len(rob) == 3 * 2 * 3
+    al = rob[rob["exponent"] == "alpha_l"].set_index(["loss", "drop_highest"])
+    assert al.loc[("squared", 40), "value"] == pytest.approx(a_l["value"], rel=1e-12)
+    assert (al.xs("huber")["error_kind"] == "bootstrap std").all()
+    assert {"lr_1", "lr_1.2", "lr_1.3"} <= set(rob.columns)
+    assert "leverage.png" in {p.name for p in figures.iterdir()}
     huber = json.loads((wd / "results/chinchilla/fit_huber.json").read_text())
     assert huber["loss"] == "huber" and huber["n_points"] == 245
     law = json.loads((wd / "results/chinchilla/chinchilla_law.json").read_text())

@@ -52,6 +52,11 @@ ALLOWED = {
         "compared against the layer's fit of the same law"
     ),
     ("depthwidth.chinchilla.replication", "import scipy.optimize.minimize"): "the same replication",
+    ("depthwidth.chinchilla.replication", "bootstrap draw choice with replacement"): (
+        "the notebook's own bootstrap repeated draw for draw (np.random.seed, np.random.choice: the legacy "
+        "generator's stream, which laws.resample's Generator does not give), so that its errors match to "
+        "every digit"
+    ),
     ("depthwidth.paperfigs.axes", "call polyfit"): (
         "a figure reader's axis calibration (drawing coordinate -> data value, the straight line through "
         "an axis's tick marks, its tick residual reported), not a fitted law"

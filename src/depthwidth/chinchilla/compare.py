@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from depthwidth.laws import lawfit
-from depthwidth.laws.compare import information_criteria, lower
+from depthwidth.laws.compare import information_criteria, laplace_criteria, lower
 from depthwidth.laws.law import CHINCHILLA, FitData
 from depthwidth.laws.lawfit import LawFit
 from depthwidth.chinchilla.replication import compute_optimal
@@ -15,21 +15,26 @@ from depthwidth.chinchilla.shape import shape_exponents
 
 
 def law_summary(d: FitData, how: LawFit, res, boot: pd.DataFrame, heldout: dict | None) -> dict:
-    """One law's entry: values with lmfit errors and bootstrap intervals, SSR, objective, AIC/BIC,
+    """One law's entry: values with errors (lmfit's; the sandwich for Huber) and bootstrap intervals, SSR,
+    objective, AIC/BIC (Gaussian for least squares, Laplace pseudo-likelihood for Huber: ``criteria``),
     held-out error."""
     v, se = how.values(res, d), how.stderrs(res, d)
     params = {}
     for k in v:
         params[k] = {"value": v[k], "stderr": se[k]}
         if k in boot.columns and len(boot) > 1:
-            params[k]["bootstrap_std"] = float(boot[k].std(ddof=1))
-            params[k]["bootstrap_ci95"] = [float(boot[k].quantile(0.025)), float(boot[k].quantile(0.975))]
+            params[k].update(lawfit.bootstrap_spread(boot[k]))
     return {
         "law": how.law.name,
         "params": params,
         "ssr": float(res.chisqr),
         "objective": float(res.objective),
-        **information_criteria(float(res.chisqr), len(d), int(res.nvarys)),
+        **(
+            laplace_criteria(how.residual(res.params, d), int(res.nvarys))
+            if how.least_squares
+            else information_criteria(float(res.chisqr), len(d), int(res.nvarys))
+        ),
+        "criteria": "Laplace pseudo-likelihood" if how.least_squares else "Gaussian likelihood",
         "heldout": heldout,
     }
 
@@ -81,7 +86,8 @@ def compare_laws(
     }
     better = lower(dec, chin, ("decomposed", "chinchilla"))
     if heldout and hc:
-        better["heldout"] = (
-            "decomposed" if heldout["rmse_log_test_mean"] < hc["rmse_log_test_mean"] else "chinchilla"
-        )
+        # Huber: held-out mean |r|, which the points the fit discounts do not dominate; else RMSE
+        key = "mean_abs_log_test_mean" if how.least_squares else "rmse_log_test_mean"
+        better["heldout"] = "decomposed" if heldout[key] < hc[key] else "chinchilla"
+        return {"decomposed": dec, "chinchilla": chin, "lower": better, "heldout_measure": key}
     return {"decomposed": dec, "chinchilla": chin, "lower": better}

@@ -107,7 +107,9 @@ PAPER_STDERR_NOTE = (
 def _fit_summary(res, d: FitData, how: lawfit.LawFit = MAIN) -> dict:
     v, se = how.values(res, d), how.stderrs(res, d)
     se_paper = paper_stderrs(d, v)
-    huber = {"objective_huber": float(res.objective)} if how.least_squares else {}
+    # a Huber fit's stderr is the sandwich formula (lawfit.huber_covariance); its reported error is the
+    # bootstrap std that run_fit adds
+    huber = {"objective_huber": float(res.objective), "stderr_kind": "sandwich"} if how.least_squares else {}
     return {
         "params": {k: {"value": v[k], "stderr": se[k], "stderr_paper": se_paper[k]} for k in PARAMS},
         "n_points": len(d),
@@ -123,11 +125,7 @@ def _fit_summary(res, d: FitData, how: lawfit.LawFit = MAIN) -> dict:
 def _bootstrap_summary(out: dict, boot: pd.DataFrame, best: dict, n_boot: int) -> None:
     """Add bootstrap intervals of every parameter and of the shape exponents to ``out`` (fit.json)."""
     for k in PARAMS:
-        col = boot[k].to_numpy(float) if len(boot) else np.array([])
-        out["params"][k]["bootstrap_ci95"] = (
-            [float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5))] if len(col) else None
-        )
-        out["params"][k]["bootstrap_std"] = float(col.std(ddof=1)) if len(col) > 1 else None
+        out["params"][k].update(lawfit.bootstrap_spread(boot[k] if len(boot) else []))
     out["bootstrap"] = {
         "resamples": int(n_boot),
         "converged": int(boot["converged"].sum()) if len(boot) else 0,
@@ -137,8 +135,7 @@ def _bootstrap_summary(out: dict, boot: pd.DataFrame, best: dict, n_boot: int) -
         out["shape_exponents"] = {
             k: {
                 "value": shape_exponents(best["alpha_m"], best["alpha_l"])[k],
-                "bootstrap_ci95": [float(sh[k].quantile(0.025)), float(sh[k].quantile(0.975))],
-                "bootstrap_std": float(sh[k].std(ddof=1)) if len(sh) > 1 else None,
+                **lawfit.bootstrap_spread(sh[k]),
             }
             for k in sh.columns
         }

@@ -245,8 +245,17 @@ def identify(
         grid = refine_grid(grid, best[param], out["params"][param]["stderr"])
         prof = profile(d, how, param, grid, best=best, seed=seed)
         obj_min = min(float(res.objective), float(prof["objective"].min()))
-        factor = 2.0 if how.least_squares else 1.0
+        factor, calibration = 1.0, "Δχ² = (SSR − SSR_min)/s², s² = SSR_min/(n − p): Gaussian errors"
+        if how.least_squares:
+            # Huber: the drop-in-dispersion statistic 2ΔH·mean ψ′/mean ψ² (Schrader & Hettmansperger
+            # 1980), χ²₁ under errors independent of the design; written as factor·ΔH/s² for profile_interval
+            r = how.residual(res.params, d)
+            dlt = how.least_squares["f_scale"]
+            m1, m2 = lawfit.mean_psi_prime(r, dlt), float(np.mean(np.clip(r, -dlt, dlt) ** 2))
+            factor = 2.0 * m1 / m2 * obj_min / max(n - p, 1)
+            calibration = "2(H − H_min)·mean ψ′/mean ψ² (drop in dispersion), χ²₁ for independent errors"
         out["profiles"][param] = {
+            "calibration": calibration,
             "rows": prof.to_dict(orient="records"),
             "intervals": {
                 lab: profile_interval(prof, obj_min, n, p, lev, "objective", factor)

@@ -46,6 +46,7 @@ def huber_params(config: dict) -> dict:
                 "loss": "huber",
                 "variants": [],
                 "drop_highest": c["drop_scan"]["drop_highest"],
+                "paper_cut": c["fit"]["drop_highest_loss"],
                 "paper_stderr_precision": c["drop_scan"]["paper_stderr_precision"],
             }.items()
         )

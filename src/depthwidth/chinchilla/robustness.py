@@ -1,144 +1,184 @@
-"""How robust the decomposed law's exponents are across fitting choices: one table of each exponent with
-its 95 % interval under least squares with the paper's cut, Huber on all points, both losses at each k of
-the dropped-points scan, the paper's Adam procedure, and the bootstrap and profile intervals; and the
-sentence that says under which of them α_ℓ ≈ 1 holds. Covariance intervals are lmfit's for least squares
-and Huber's M-estimator covariance for the Huber fits (``lawfit.huber_stderrs``)."""
+"""What the Chinchilla points say about the decomposed law's exponents across fitting choices, as a
+referee would state it: at each choice (loss × cut k of the dropped-points scan) the estimate with its
+error, and a profile comparison of the values in question (α_ℓ = 1 against 1.2 and 1.3, α_m = 1 against
+the superposition paper's 0.91); across choices the range of the estimates beside the statistical error,
+and the values every choice excludes. No containment count: each choice is one row.
+
+The profile statistic of a value a of exponent θ, at one choice, with the other parameters refitted:
+
+- least squares: n·ln(SSR(a)/SSR_min), the Gaussian likelihood ratio (χ²₁ under normal errors);
+- Huber_δ: 2(H(a) − H_min)·mean ψ′/mean ψ² at the free fit (mean ψ′ smoothed: ``lawfit.mean_psi_prime``) (the drop-in-dispersion test of Schrader &
+  Hettmansperger 1980, χ²₁ under errors independent of the design), then calibrated by the bootstrap:
+  multiplied by V_θθ/v_boot, V the covariance that χ²₁ calibration implies ((mean ψ²/(mean ψ′)²)(JᵀJ)⁻¹)
+  and v_boot the bootstrap variance of θ̂ at that choice.
+
+A value is excluded at a choice when its statistic exceeds 3.84 (95 %); the data tell two values apart
+at a choice when one is excluded and the other is not.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from depthwidth.laws import lawfit
+from depthwidth.laws.law import FitData
+
+# The exponents of the decomposed law and their names (one set for the stage).
 EXPONENTS = ("alpha_l", "alpha_m", "alpha_D")
+EXPONENT_NAMES = {"alpha_l": "α_ℓ", "alpha_m": "α_m", "alpha_D": "α_D"}
+# The values compared at each choice: α_ℓ = 1 (ensemble averaging) against the depth paper's 1.2 ± 0.3;
+# α_m = 1 (strong superposition) against the superposition paper's LLM value 0.91. α_D has no claimed value.
+TESTED = {"alpha_l": (1.0, 1.2, 1.3), "alpha_m": (1.0, 0.91), "alpha_D": ()}
+CHI2_95 = 3.841459
 Z95 = 1.959964
 COLUMNS = [
     "exponent",
-    "method",
     "loss",
+    "huber_delta",
     "drop_highest",
     "n_points",
-    "interval",
     "value",
+    "error",
+    "error_kind",
     "lo",
     "hi",
-    "contains_one",
 ]
 
 
-def _row(a, method, loss, k, n, interval, value, lo, hi) -> dict:
-    lo = float(lo) if lo is not None and np.isfinite(lo) else np.nan
-    hi = float(hi) if hi is not None and np.isfinite(hi) else np.nan
-    inside = bool(lo <= 1.0 <= hi) if np.isfinite(lo) and np.isfinite(hi) else None
-    return dict(zip(COLUMNS, [a, method, loss, int(k), int(n), interval, float(value), lo, hi, inside]))
+def stat_column(exponent: str, value: float) -> str:
+    """The scan's column of the profile statistic of ``exponent`` at ``value``."""
+    return f"{exponent}_lr_{value:g}"
 
 
-def _se_row(a, method, loss, k, n, interval, value, se) -> dict:
-    ok = se is not None and np.isfinite(se)
-    return _row(
-        a,
-        method,
-        loss,
-        k,
-        n,
-        interval,
-        value,
-        value - Z95 * se if ok else None,
-        value + Z95 * se if ok else None,
-    )
+def profile_statistics(
+    d: FitData, how: lawfit.LawFit, res, boot_var: dict | None = None, n_starts: int = 2, seed: int = 0
+) -> dict:
+    """The profile statistic (module docstring) of every value of ``TESTED`` at the fit ``res`` of ``how``
+    to ``d``; for Huber ``boot_var`` (exponent → bootstrap variance) calibrates it (without it: the
+    iid calibration). Columns ``stat_column(exponent, value)`` and, for Huber, ``<exponent>_lr_factor``
+    (the calibration factor V_θθ/v_boot)."""
+    best = how.values(res, d)
+    huber = how.least_squares.get("loss") == "huber"
+    r = how.residual(res.params, d)
+    if huber:
+        delta = how.least_squares["f_scale"]
+        psi = np.clip(r, -delta, delta)
+        m1, m2 = lawfit.mean_psi_prime(r, delta), float(np.mean(psi**2))
+        J = how.jacobian(res.params, d)
+        names = [k for k, q in res.params.items() if q.vary]
+        V = m2 / max(m1, 1e-300) ** 2 * np.linalg.pinv(J.T @ J)
+    out = {}
+    for a, values in TESTED.items():
+        factor = 1.0
+        if huber:
+            factor = m1 / m2 if m2 > 0 else np.nan
+            if boot_var and boot_var.get(a):
+                cal = float(V[names.index(a), names.index(a)]) / boot_var[a]
+                factor *= cal
+                out[f"{a}_lr_factor"] = cal
+        for v in values:
+            fixed = lawfit.fit(d, how.holding(**{a: v}), n_starts=n_starts, seed=seed, inits=[best])
+            if huber:
+                stat = 2.0 * (fixed.objective - res.objective) * factor
+            else:
+                stat = len(d) * np.log(fixed.objective / res.objective)
+            out[stat_column(a, v)] = float(max(stat, 0.0))
+    return out
 
 
-def _fit_rows(a: str, fit: dict, method: str, loss: str) -> list[dict]:
-    p, k, n = fit["params"][a], fit["drop_highest_loss"], fit["n_points"]
-    rows = [_se_row(a, method, loss, k, n, "covariance ± 1.96 SE", p["value"], p["stderr"])]
-    if p.get("bootstrap_ci95"):
-        rows.append(_row(a, method, loss, k, n, "bootstrap 95 %", p["value"], *p["bootstrap_ci95"]))
-    return rows
-
-
-def robustness_table(
-    fit: dict, fit_huber: dict, scan: pd.DataFrame, scan_huber: pd.DataFrame, profile_sweep: dict | None
-) -> pd.DataFrame:
-    """One row per (exponent, method, interval): ``value`` and its 95 % interval [``lo``, ``hi``] (NaN
-    where open or not available) and ``contains_one``. ``profile_sweep``: the identify.json of the sweep
-    on the main fit's points (its profile intervals), or None."""
+def choices_table(scans: list[pd.DataFrame]) -> pd.DataFrame:
+    """One row per (exponent, choice): the scans' rows (each with ``loss``, ``huber_delta``) with value,
+    error (bootstrap std where the scan has it, else the covariance formula), its kind, the 95 % interval
+    value ± 1.96 error, and the profile statistic of each tested value."""
     rows = []
-    for a in EXPONENTS:
-        rows += _fit_rows(a, fit, "least squares, the paper's cut", "squared")
-        if profile_sweep and a in profile_sweep["profiles"]:
-            iv = profile_sweep["profiles"][a]["intervals"]["95%"]
-            rows.append(
-                _row(
-                    a,
-                    "least squares, the paper's cut",
-                    "squared",
-                    fit["drop_highest_loss"],
-                    profile_sweep["n"],
-                    "profile Δχ² = 3.84",
-                    profile_sweep["params"][a]["value"],
-                    iv["lo"],
-                    iv["hi"],
-                )
-            )
-        rows += _fit_rows(a, fit_huber, "Huber", "huber")
-        adam = fit["variants"].get("paper_adam")
-        if adam:
-            p = adam["params"][a]
-            rows.append(
-                _se_row(
-                    a,
-                    "the paper's Adam procedure",
-                    "squared",
-                    fit["drop_highest_loss"],
-                    fit["n_points"],
-                    "the paper's formula ± 1.96 SE",
-                    p["value"],
-                    p.get("stderr_paper"),
-                )
-            )
-        for table, method, loss in (
-            (scan, "least squares, scan", "squared"),
-            (scan_huber, "Huber, scan", "huber"),
-        ):
-            for _, r in table.iterrows():
-                rows.append(
-                    _se_row(
-                        a,
-                        method,
-                        loss,
-                        r["drop_highest"],
-                        r["n_points"],
-                        "covariance ± 1.96 SE",
-                        r[a],
-                        r[f"{a}_stderr"],
+    for scan in scans:
+        for _, s in scan.iterrows():
+            for a in EXPONENTS:
+                boot = s.get(f"{a}_bootstrap_std")
+                ok = boot is not None and np.isfinite(boot)
+                err = float(boot) if ok else float(s[f"{a}_stderr"])
+                kind = "bootstrap std" if ok else "covariance"
+                row = dict(
+                    zip(
+                        COLUMNS,
+                        [
+                            a,
+                            s["loss"],
+                            float(s["huber_delta"]) if s["loss"] == "huber" else np.nan,
+                            int(s["drop_highest"]),
+                            int(s["n_points"]),
+                            float(s[a]),
+                            err,
+                            kind,
+                            float(s[a]) - Z95 * err,
+                            float(s[a]) + Z95 * err,
+                        ],
                     )
                 )
-    return pd.DataFrame(rows, columns=COLUMNS)
+                for v in TESTED[a]:
+                    row[f"lr_{v:g}"] = float(s.get(stat_column(a, v), np.nan))
+                rows.append(row)
+    return pd.DataFrame(rows)
 
 
-def label(r) -> str:
-    """A row's short name: method, k and interval."""
-    return f"{r['method']}, k = {r['drop_highest']} ({r['interval']})"
+def decide(stats: dict[float, float]) -> str:
+    """Which of the tested values the data exclude at one choice, in words."""
+    out = [v for v, s in stats.items() if np.isfinite(s) and s > CHI2_95]
+    kept = [v for v, s in stats.items() if np.isfinite(s) and s <= CHI2_95]
+    if not out:
+        return "undecided"
+    if not kept:
+        return "all excluded"
+    return "excludes " + ", ".join(f"{v:g}" for v in out)
 
 
-def verdict(table: pd.DataFrame, exponent: str = "alpha_l", headline_se: float | None = None) -> str:
-    """The sentence: under which rows 1 lies inside the 95 % interval and under which not (α_ℓ and α_m),
-    and how far the estimate moves (range of the values, in units of ``headline_se`` where given)."""
+def summary(table: pd.DataFrame, exponent: str) -> dict:
+    """Across the choices: the range of estimates, the median error, the systematic spread (std of the
+    estimates across choices) beside it, the interval every choice excludes (outside the union of the
+    95 % intervals), and per tested value at how many choices it is excluded."""
     t = table[table["exponent"] == exponent]
-    name = {"alpha_l": "α_ℓ", "alpha_m": "α_m", "alpha_D": "α_D"}[exponent]
-    values = t.drop_duplicates(["method", "drop_highest", "loss"])
-    lo, hi = values.loc[values["value"].idxmin()], values.loc[values["value"].idxmax()]
-    spread = hi["value"] - lo["value"]
-    in_se = f" ({spread / headline_se:.1f} headline standard errors)" if headline_se else ""
-    moves = (
-        f"The estimate of {name} moves from {lo['value']:.3f} ({lo['method']}, k = {lo['drop_highest']}) to "
-        f"{hi['value']:.3f} ({hi['method']}, k = {hi['drop_highest']}), a spread of {spread:.3f}{in_se}."
+    lo, hi = t.loc[t["value"].idxmin()], t.loc[t["value"].idxmax()]
+    out = {
+        "exponent": exponent,
+        "n_choices": int(len(t)),
+        "min": float(lo["value"]),
+        "min_at": f"{lo['loss']}, k = {lo['drop_highest']}",
+        "max": float(hi["value"]),
+        "max_at": f"{hi['loss']}, k = {hi['drop_highest']}",
+        "systematic_std": float(t["value"].std(ddof=1)),
+        "median_error": float(t["error"].median()),
+        "excluded_below": float(t["lo"].min()),
+        "excluded_above": float(t["hi"].max()),
+        "decisions": {},
+    }
+    for v in TESTED[exponent]:
+        col = f"lr_{v:g}"
+        s = t[col]
+        out["decisions"][f"{v:g}"] = {
+            "excluded": int((s > CHI2_95).sum()),
+            "of": int(s.notna().sum()),
+        }
+    if TESTED[exponent]:
+        cols = [f"lr_{v:g}" for v in TESTED[exponent]]
+        verdicts = [decide(dict(zip(TESTED[exponent], r))) for r in t[cols].to_numpy(float)]
+        out["verdicts"] = {k: verdicts.count(k) for k in dict.fromkeys(verdicts)}
+    return out
+
+
+def sentence(table: pd.DataFrame, exponent: str) -> str:
+    """One sentence per exponent: the range with the systematic spread beside the statistical error,
+    what every choice excludes, and whether the data tell the tested values apart."""
+    s = summary(table, exponent)
+    name = EXPONENT_NAMES[exponent]
+    text = (
+        f"Across {s['n_choices']} choices (loss × cut) {name} ranges {s['min']:.2f}–{s['max']:.2f} "
+        f"(systematic spread {s['systematic_std']:.2f} beside a median statistical error of "
+        f"{s['median_error']:.2f}); every choice excludes {name} < {s['excluded_below']:.2f} and "
+        f"> {s['excluded_above']:.2f}."
     )
-    if exponent == "alpha_D":
-        return moves
-    holds = t[t["contains_one"] == True]  # noqa: E712 (None: an open interval)
-    fails = t[t["contains_one"] == False]  # noqa: E712
-    fail_list = "; ".join(label(r) for _, r in fails.iterrows()) or "none"
-    return (
-        f"{name} ≈ 1 (1 inside the 95 % interval) holds under {len(holds)} of {len(holds) + len(fails)} "
-        f"closed intervals and fails under {len(fails)}: {fail_list}. {moves}"
-    )
+    if not TESTED[exponent]:
+        return text
+    parts = [f"{v} excluded at {d['excluded']} of {d['of']}" for v, d in s["decisions"].items()]
+    tell = "; ".join(f"{k} at {n}" for k, n in s["verdicts"].items())
+    return f"{text} Profile comparison at each choice: {name} = {'; '.join(parts)} ({tell})."

@@ -2,7 +2,10 @@
 
 At each k the rows with loss strictly below the k-th largest are kept (``law.kept_mask``; k = 1, 10, …,
 100 keep 244, 235, …, 144 of the 245 points), and the law is fitted twice: with lmfit to convergence
-(lmfit's and the paper's standard errors) and with the paper's Adam procedure (all k at once).
+(lmfit's and the paper's standard errors) and with the paper's Adam procedure (all k at once). With the
+Huber loss the row's error is a bootstrap over runs (``scan_bootstrap_resamples``), beside the sandwich
+formula, and the paper's least-squares formula is left out. Each row carries the profile comparison of the
+tested exponent values (``robustness.profile_statistics``).
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ import logging
 
 import pandas as pd
 
+from depthwidth.laws import lawfit
 from depthwidth.chinchilla.adam import fit_adam_batch
 from depthwidth.chinchilla.fit import fit_law, main_fit, paper_stderrs
 from depthwidth.laws.law import PARAMS, select_points
+from depthwidth.chinchilla.robustness import EXPONENTS, profile_statistics
 from depthwidth.integrity import read_table, write_table
 
 log = logging.getLogger("depthwidth.chinchilla")
@@ -34,17 +39,30 @@ def drop_scan(points: pd.DataFrame, params: dict, adam: bool = True) -> pd.DataF
     log.info("dropped-points scan: k = %s keep %s points", ks, [len(d) for d in datasets])
     adam_fits = fit_adam_batch(datasets, params["adam_steps"]) if adam else [None] * len(ks)
     prec = params["paper_stderr_precision"]
+    huber = params["loss"] == "huber"
+    n_boot = params.get("scan_bootstrap_resamples", 0) if huber else 0
     rows = []
     for k, d, a in zip(ks, datasets, adam_fits):
         res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"], how=how)
         v, se = how.values(res, d), how.stderrs(res, d)
-        row = {"drop_highest": k, "n_points": len(d), "converged": bool(res.success)}
+        row = {"drop_highest": k, "n_points": len(d), "loss": params["loss"]}
+        if huber:
+            row["huber_delta"] = params["huber_delta"]
+        row["converged"] = bool(res.success)
         if a is not None:
             row["adam_steps"] = a["steps"]
-        row["stderr_paper_precision"] = prec
-        se_paper = paper_stderrs(d, v, prec)
+        if not huber:  # the paper's formula is a least-squares covariance
+            row["stderr_paper_precision"] = prec
+            se_paper = paper_stderrs(d, v, prec)
+        boot = lawfit.bootstrap(d, how, v, n_boot, seed=params["seed"], n_starts=1) if n_boot else None
         for p in PARAMS:
-            row.update({p: v[p], f"{p}_stderr": se[p], f"{p}_stderr_paper": se_paper[p]})
+            row.update({p: v[p], f"{p}_stderr": se[p]})
+            if not huber:
+                row[f"{p}_stderr_paper"] = se_paper[p]
+            if boot is not None:
+                row[f"{p}_bootstrap_std"] = float(boot[p].std(ddof=1))
+        boot_var = {e: row[f"{e}_bootstrap_std"] ** 2 for e in EXPONENTS} if boot is not None else None
+        row.update(profile_statistics(d, how, res, boot_var, seed=params["seed"]))
         if a is not None:
             va = {p: a["params"][p]["value"] for p in PARAMS}
             se_paper_adam = paper_stderrs(d, va, prec)

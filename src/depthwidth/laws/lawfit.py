@@ -224,8 +224,8 @@ class LawFit:
     def stderrs(self, res, d: FitData) -> dict[str, float | None]:
         """lmfit's standard errors from the covariance; None where it could not be estimated or the
         parameter is fixed. A coefficient's error is that of c (propagated from log c by lmfit). With the
-        Huber loss, Huber's M-estimator covariance instead (``huber_stderrs``): lmfit's scales the
-        loss-weighted Jacobian by Σ r²/(n − p), which the outliers the loss discounts dominate."""
+        Huber loss, the sandwich covariance instead (``huber_stderrs``); lmfit's is never used there: it
+        scales the loss-weighted Jacobian by Σ r²/(n − p), which the outliers the loss discounts dominate."""
         names = [(k, k) for k in self.law.params if k != self.law.offset] + self.offsets(d)
         if self.least_squares.get("loss") == "huber":
             return huber_stderrs(self, res, d, names)
@@ -238,21 +238,70 @@ class LawFit:
         return out
 
 
-def huber_stderrs(how: LawFit, res, d: FitData, names: list[tuple[str, str]]) -> dict[str, float | None]:
-    """Standard errors of a Huber fit (δ = ``f_scale``) from Huber's asymptotic covariance of an
-    M-estimator: (Σ ψ(r)²/(n − p)) / (mean ψ'(r))² · (JᵀJ)⁻¹, with ψ(r) = clip(r, −δ, δ), ψ' = 1 where
-    |r| ≤ δ and J the analytic Jacobian of the log residual at the fit (Huber 1981, §7.6). A coefficient's
-    error is c·SE(log c). None where fixed or where no residual lies within δ."""
+# Closed forms of a Huber fit's covariance (``huber_covariance``): ``sandwich`` (the default) and
+# ``huber_k2`` (Huber's 1981 formula with his K² correction, which assumes the points inside δ are spread
+# like the whole design and the errors are independent of it).
+HUBER_COVARIANCES = ("sandwich", "huber_k2")
+
+
+def density_bandwidth(r: np.ndarray, delta: float) -> float:
+    """Half-width h of the uniform window that estimates the density of the residuals at 0 in the
+    sandwich: Silverman's rule 0.9·min(sd, IQR/1.349)·n^(−1/5), never below δ."""
+    q75, q25 = np.percentile(r, [75, 25])
+    spread = min(float(np.std(r, ddof=1)), float(q75 - q25) / 1.349)
+    return max(float(delta), 0.9 * spread * len(r) ** -0.2)
+
+
+def mean_psi_prime(r: np.ndarray, delta: float) -> float:
+    """mean ψ′ of Huber_δ at the residuals ``r``, smoothed as in the sandwich (``density_bandwidth``):
+    (δ/h)·share of |r| ≤ h, which is the share inside δ for h = δ and stays estimable when few are."""
+    h = density_bandwidth(r, delta)
+    return delta / h * float(np.mean(np.abs(r) <= h))
+
+
+def huber_covariance(r: np.ndarray, J: np.ndarray, delta: float, form: str = "sandwich") -> np.ndarray | None:
+    """Closed-form covariance of a Huber_δ M-estimate with residuals ``r`` and residual Jacobian ``J``
+    (n, p) at the fit; None where no residual lies inside the window.
+
+    ``sandwich``: n/(n − p) · A⁻¹ B A⁻¹ with B = Σ ψ(r_i)² J_iJ_iᵀ (ψ = clip(r, −δ, δ)) and
+    A = Σ ψ′(r_i) J_iJ_iᵀ, ψ′ smoothed over the window |r| ≤ h (``density_bandwidth``): A = (δ/h)·Σ_{|r_i|≤h}
+    J_iJ_iᵀ, which is Σ ψ′ J_iJ_iᵀ for h = δ. Only the points inside the window enter A, so A does not
+    assume they are spread like the whole design; B does not assume the residuals are independent of it.
+    ``huber_k2``: Huber's K² · (Σ ψ²/(n − p)) / (mean ψ′)² · (JᵀJ)⁻¹, K = 1 + (p/n)·var ψ′/(mean ψ′)²
+    (Huber 1981, §7.6)."""
+    if form not in HUBER_COVARIANCES:
+        raise ValueError(f"unknown Huber covariance '{form}': use one of {list(HUBER_COVARIANCES)}")
+    n, p = J.shape
+    psi = np.clip(r, -delta, delta)
+    if n <= p:
+        return None
+    if form == "huber_k2":
+        m1 = float(np.mean(np.abs(r) <= delta))
+        if m1 == 0:
+            return None
+        K = 1.0 + p / n * (1.0 - m1) / m1
+        return K**2 * float(np.sum(psi**2)) / (n - p) / m1**2 * np.linalg.pinv(J.T @ J)
+    h = density_bandwidth(r, delta)
+    win = np.abs(r) <= h
+    if not win.any():
+        return None
+    Ainv = np.linalg.pinv(delta / h * (J[win].T @ J[win]))
+    B = (J * psi[:, None] ** 2).T @ J
+    return n / (n - p) * Ainv @ B @ Ainv
+
+
+def huber_stderrs(
+    how: LawFit, res, d: FitData, names: list[tuple[str, str]], form: str = "sandwich"
+) -> dict[str, float | None]:
+    """Closed-form standard errors of a Huber fit (δ = ``f_scale``), ``huber_covariance`` of the log
+    residual and its analytic Jacobian at the fit. A coefficient's error is c·SE(log c). None where fixed
+    or not estimable. The stage reports a Huber fit's bootstrap as its error; these serve where a fit is
+    repeated too often for a bootstrap, and tests hold them against it on the Chinchilla points."""
     delta = how.least_squares.get("f_scale", 1.0)
     r = how.residual(res.params, d)
     J = how.jacobian(res.params, d)
     varying = [k for k, q in res.params.items() if q.vary]
-    n, p = J.shape
-    inside = float(np.mean(np.abs(r) <= delta))
-    cov = None
-    if inside > 0 and n > p:
-        s2 = float(np.sum(np.clip(r, -delta, delta) ** 2)) / (n - p)
-        cov = s2 / inside**2 * np.linalg.pinv(J.T @ J)
+    cov = huber_covariance(r, J, delta, form)
     out = {}
     for name, lm in names:
         key = f"log_{lm}" if lm in how.law.coefficients else lm
@@ -367,6 +416,18 @@ def bootstrap(
     return pd.DataFrame(rows)
 
 
+def bootstrap_spread(values) -> dict:
+    """The one summary of a parameter's bootstrap refits: ``bootstrap_std`` (ddof 1; None below two
+    refits) and ``bootstrap_ci95``, the 2.5 and 97.5 percentiles (None without refits)."""
+    col = np.asarray(values, float)
+    return {
+        "bootstrap_ci95": [float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5))]
+        if len(col)
+        else None,
+        "bootstrap_std": float(col.std(ddof=1)) if len(col) > 1 else None,
+    }
+
+
 def held_out(
     d: FitData,
     how: LawFit,
@@ -378,11 +439,12 @@ def held_out(
 ) -> dict:
     """Repeated random splits: refit on 1 − ``test_fraction`` of the rows (from ``best`` and ``n_starts``
     starts), error of log L on the held-out rows. Returns the mean and spread of the held-out RMSE of
-    log L, the training RMSE and the held-out mean |relative error| of L. A split that leaves a whole
+    log L, the training RMSE, the held-out mean |relative error| of L and the held-out mean |log residual|
+    (the measure that fits a Huber fit). A split that leaves a whole
     group out of the training part raises ValueError when each group has its own offset."""
     rng = np.random.default_rng(seed)
     n_test = max(1, int(round(test_fraction * len(d))))
-    rmse_test, rmse_train, mape_test = [], [], []
+    rmse_test, rmse_train, mape_test, mae_test = [], [], [], []
     for s in range(n_splits):
         perm = rng.permutation(len(d))
         te, tr = perm[:n_test], perm[n_test:]
@@ -395,6 +457,7 @@ def held_out(
         res = fit(train, how, n_starts=n_starts, seed=seed + 1000 + s, inits=[best])
         pred = how.predict(how.lmfit_values(res.params), test)
         rmse_test.append(float(np.sqrt(np.mean((np.log(test.loss) - np.log(pred)) ** 2))))
+        mae_test.append(float(np.mean(np.abs(np.log(test.loss) - np.log(pred)))))
         mape_test.append(float(np.mean(np.abs(pred - test.loss) / test.loss)))
         rmse_train.append(float(np.sqrt(np.mean(res.residual**2))))
     return {
@@ -404,4 +467,5 @@ def held_out(
         "rmse_log_test_std": float(np.std(rmse_test)),
         "rmse_log_train_mean": float(np.mean(rmse_train)),
         "mean_abs_rel_error_test": float(np.mean(mape_test)),
+        "mean_abs_log_test_mean": float(np.mean(mae_test)),
     }

@@ -69,8 +69,8 @@ def profile_interval(
 ) -> dict:
     """Where Δχ² = factor·(SSR − SSR_min)/s² ≤ ``level`` (s² = SSR_min/(n − p)), by linear interpolation
     between grid values. An end that the grid does not close (Δχ² never reaches ``level`` on that side) is
-    None. ``column``: the profile's objective (``ssr``; ``objective`` with ``factor`` 2 for the Huber loss,
-    the Laplace likelihood ratio where |r| > δ for most rows). Returns {"level", "lo", "hi", "closed_lo",
+    None. ``column``: the profile's objective (``ssr``, or ``objective`` for the Huber loss with the
+    ``factor`` that makes it the drop-in-dispersion statistic, see ``chinchilla.identify``). Returns {"level", "lo", "hi", "closed_lo",
     "closed_hi"}."""
     s2 = ssr_min / max(n - p, 1)
     x = prof["value"].to_numpy(float)
