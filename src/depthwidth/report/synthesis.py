@@ -13,7 +13,7 @@ import numpy as np
 
 from depthwidth.chinchilla.shape import shape_exponents
 from depthwidth.papers import ALPHA_L_CHINCHILLA, ALPHA_M_LLM
-from depthwidth.report.html import table_html
+from depthwidth.sections import table_html
 
 
 def propagate(
