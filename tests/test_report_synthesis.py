@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from depthwidth.chinchilla.shape import shape_exponents
+from depthwidth.optimal_shape import shape_exponents
 from depthwidth.sections import agree_within
 from depthwidth.report.synthesis import propagate, synthesis_rows
 
