@@ -208,3 +208,15 @@ def test_the_contract_fails_on_an_upward_import(tmp_path):
         assert "depthwidth.newtool sits on no floor" in str(e)
     else:
         raise AssertionError("a module on no floor was not reported")
+
+
+def test_the_paper_loop_imports_nothing_of_the_trainer_it_checks():
+    """The ground truth of the superposition trainer reaches, through all its imports, only the name parser
+    of the frequency laws: no piece of the trainer (train, fused, batch, grads, native, data)."""
+    graph = import_graph()
+    reached, todo = set(), ["depthwidth.superposition.reference"]
+    while todo:
+        for dep in graph[todo.pop()] - reached:
+            reached.add(dep)
+            todo.append(dep)
+    assert reached == {"depthwidth.superposition.grid"}, reached
