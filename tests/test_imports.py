@@ -133,7 +133,16 @@ LAYERS = (
             "depthwidth.chinchilla",
         ),
     ),
-    ("report", ("depthwidth.report", "depthwidth.provenance", "depthwidth.plan", "depthwidth.browser")),
+    (
+        "report",
+        (
+            "depthwidth.report",
+            "depthwidth.provenance",
+            "depthwidth.plan",
+            "depthwidth.browser",
+            "depthwidth.results_table",
+        ),
+    ),
 )
 # Floors whose parts are independent: none imports another part of the same floor.
 INDEPENDENT = ("inputs", "stages")
