@@ -185,8 +185,8 @@ def checked_yaml(path: str | Path) -> str:
 def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
     """Validate ``config`` in place against the composed schema, filling in defaults; raise
     ``ConfigError`` listing every error."""
-    _drop_nulled_corpora(config)
     schema = load_schema(schema_dir)
+    drop_nulled_entries(config, schema)
     validator = _Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
@@ -203,19 +203,18 @@ def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
     return config
 
 
-# Named-entry maps that a --configfile merges into the default's by key: an entry set to null there
-# removes the default's entry of that name (config/paper.yaml drops the laptop's FineWeb corpora).
-NULLABLE_ENTRY_MAPS = (("lm_head", "loss", "corpora"), ("lm_head", "token_frequencies", "corpora"))
-
-
-def _drop_nulled_corpora(config: dict) -> None:
-    for keys in NULLABLE_ENTRY_MAPS:
-        node = config
-        for k in keys:
-            node = node.get(k) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            for name in [n for n, v in node.items() if v is None]:
-                del node[name]
+def drop_nulled_entries(config, schema: dict) -> None:
+    """In every map whose schema says ``nullableEntries: true`` (named entries that a --configfile merges
+    into the default's by key), remove the entries set to null: an overlay's ``name: null`` removes the
+    default's entry of that name (config/paper.yaml drops the laptop's FineWeb corpora)."""
+    if not isinstance(config, dict) or not isinstance(schema, dict):
+        return
+    if schema.get("nullableEntries"):
+        for name in [n for n, v in config.items() if v is None]:
+            del config[name]
+    for key, sub in (schema.get("properties") or {}).items():
+        if key in config:
+            drop_nulled_entries(config[key], sub)
 
 
 def deep_merge(base: dict, overlay: dict) -> dict:
