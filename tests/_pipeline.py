@@ -52,6 +52,18 @@ def snakemake_cmd(workdir: Path, *args: str, configs: list[Path] | None = None) 
     return [SNAKEMAKE, "-s", str(SNAKEFILE), "-d", str(workdir), *args, "--configfile", *map(str, configs)]
 
 
+def copy_stage(done: Path, dest: Path, stage: str) -> Path:
+    """The part of the finished run ``done`` that a stage with no inputs from other rules owns (its results,
+    logs and benchmarks, and Snakemake's records of every output), copied into ``dest`` with the files'
+    times kept: there Snakemake plans nothing for the stage, and a test may change and rerun it."""
+    import shutil
+
+    for part in (f"results/{stage}", f"logs/{stage}", f"benchmarks/{stage}", ".snakemake/metadata"):
+        if (done / part).exists():
+            shutil.copytree(done / part, dest / part, symlinks=True, dirs_exist_ok=True)
+    return dest
+
+
 def start_detached(
     workdir: Path, *args: str, configs: list[Path] | None = None, log=None
 ) -> subprocess.Popen:

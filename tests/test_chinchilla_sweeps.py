@@ -392,7 +392,7 @@ def test_sweep_verdict_on_alpha_l():
 
 def test_section_compares_sweeps(tmp_path):
     from depthwidth.chinchilla.section import sweeps_html
-    from depthwidth.report.html import Figures
+    from depthwidth.sections import Figures
 
     out = identify.identify(
         good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]}, heldout_splits=2

@@ -99,3 +99,136 @@ def test_no_import_cycle_in_the_package():
     graph = import_graph()
     assert len(graph) > 50 and sum(map(len, graph.values())) > 50  # it read the package
     assert cycles(graph) == [], "import cycles in src/depthwidth (each line one cycle's modules)"
+
+
+# The floors of the house, lowest first: a module may import its own floor and the floors below, never one
+# above. Every package module must sit on exactly one floor (a new top-level module or stage is placed here
+# before it is used). A floor that is not on this branch yet (the fitting layer ``depthwidth.laws``) still
+# holds its place.
+LAYERS = (
+    (
+        "foundation",
+        (
+            "depthwidth",
+            "depthwidth.files",
+            "depthwidth.logs",
+            "depthwidth.papers",
+            "depthwidth.integrity",
+            "depthwidth.config",
+            "depthwidth.config_reference",
+            "depthwidth.sections",
+            "depthwidth.optimal_shape",
+            "depthwidth.rules",
+            "depthwidth.codeprint",
+        ),
+    ),
+    ("fitting", ("depthwidth.laws",)),
+    ("inputs", ("depthwidth.download", "depthwidth.models")),
+    (
+        "stages",
+        (
+            "depthwidth.superposition",
+            "depthwidth.depth_toy",
+            "depthwidth.hidden_states",
+            "depthwidth.causal_tracing",
+            "depthwidth.lm_head",
+            "depthwidth.chinchilla",
+            "depthwidth.paperfigs",
+        ),
+    ),
+    (
+        "report",
+        (
+            "depthwidth.report",
+            "depthwidth.provenance",
+            "depthwidth.plan",
+            "depthwidth.browser",
+            "depthwidth.results_table",
+        ),
+    ),
+)
+# Floors whose parts are independent: none imports another part of the same floor.
+INDEPENDENT = ("inputs", "stages")
+# The imports between stages that exist, each with its reason; any other one fails.
+ALLOWED_BETWEEN = {
+    # the per-layer angle metric of the paper's Fig. 3, one definition for the toy's students and for LLMs
+    ("depthwidth.depth_toy.angles", "depthwidth.hidden_states.metrics"),
+    # where a Hugging Face model keeps its block list, final norm and head (one table of model layouts)
+    ("depthwidth.causal_tracing.trace", "depthwidth.hidden_states.metrics"),
+}
+
+
+def part_of(module: str, layers=LAYERS) -> tuple[int, str]:
+    """(floor index, the part of that floor) holding ``module``: the longest matching part name."""
+    best = None
+    for i, (_, parts) in enumerate(layers):
+        for part in parts:
+            inside = module == part or (part != "depthwidth" and module.startswith(part + "."))
+            if inside and (best is None or len(part) > len(best[1])):
+                best = (i, part)
+    if best is None:
+        raise KeyError(f"{module} sits on no floor: add it to LAYERS in tests/test_imports.py")
+    return best
+
+
+def contract_violations(graph, layers=LAYERS, independent=INDEPENDENT, allowed=ALLOWED_BETWEEN) -> list[str]:
+    """Every import that runs up a floor, or between two parts of an independent floor (unless allowed)."""
+    names = [name for name, _ in layers]
+    found = []
+    for mod in sorted(graph):
+        floor, part = part_of(mod, layers)
+        for dep in sorted(graph[mod]):
+            dep_floor, dep_part = part_of(dep, layers)
+            if dep_floor > floor:
+                found.append(f"{mod} ({names[floor]}) imports {dep} ({names[dep_floor]}, a floor above)")
+            elif (
+                dep_floor == floor
+                and dep_part != part
+                and names[floor] in independent
+                and (mod, dep) not in allowed
+            ):
+                found.append(f"{mod} imports {dep}: two parts of the independent floor {names[floor]}")
+    return found
+
+
+def test_every_module_sits_on_a_floor_and_no_import_runs_up():
+    graph = import_graph()
+    assert contract_violations(graph) == [], "imports against the floors of LAYERS (tests/test_imports.py)"
+    # every allowed exception is still used: one that is gone is removed from the list
+    used = {(m, d) for m, deps in graph.items() for d in deps}
+    assert ALLOWED_BETWEEN <= used, ALLOWED_BETWEEN - used
+
+
+def test_the_contract_fails_on_an_upward_import(tmp_path):
+    """The real package with one deferred import added that runs up (a foundation module importing the
+    report inside a function) and one between two stages: both are reported, nothing else is."""
+    import shutil
+
+    shutil.copytree(SRC / "depthwidth", tmp_path / "depthwidth", ignore=shutil.ignore_patterns("__pycache__"))
+    files = tmp_path / "depthwidth" / "files.py"
+    files.write_text(files.read_text() + "\n\ndef _f():\n    from depthwidth.report import page\n")
+    section = tmp_path / "depthwidth" / "lm_head" / "section.py"
+    section.write_text(section.read_text() + "\nfrom depthwidth.superposition.grid import law_error\n")
+    assert contract_violations(import_graph(tmp_path)) == [
+        "depthwidth.files (foundation) imports depthwidth.report.page (report, a floor above)",
+        "depthwidth.lm_head.section imports depthwidth.superposition.grid: two parts of the independent floor stages",
+    ]
+    (tmp_path / "depthwidth" / "newtool.py").write_text("")
+    try:
+        contract_violations(import_graph(tmp_path))
+    except KeyError as e:
+        assert "depthwidth.newtool sits on no floor" in str(e)
+    else:
+        raise AssertionError("a module on no floor was not reported")
+
+
+def test_the_paper_loop_imports_nothing_of_the_trainer_it_checks():
+    """The ground truth of the superposition trainer reaches, through all its imports, only the name parser
+    of the frequency laws: no piece of the trainer (train, fused, batch, grads, native, data)."""
+    graph = import_graph()
+    reached, todo = set(), ["depthwidth.superposition.reference"]
+    while todo:
+        for dep in graph[todo.pop()] - reached:
+            reached.add(dep)
+            todo.append(dep)
+    assert reached == {"depthwidth.superposition.grid"}, reached

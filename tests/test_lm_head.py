@@ -277,7 +277,7 @@ def test_section_shows_fit_and_headline_rows(tmp_path):
     import pandas as pd
 
     from depthwidth.lm_head.section import render
-    from depthwidth.report.html import Figures
+    from depthwidth.sections import Figures
 
     rng = np.random.default_rng(2)
     geo_rows, loss_rows, norms = [], [], {}

@@ -75,7 +75,7 @@ def test_section_puts_alpha_minus_one_beside_the_width_exponent(tmp_path):
 
     from depthwidth.lm_head.geometry import geometry
     from depthwidth.lm_head.section import render
-    from depthwidth.report.html import Figures
+    from depthwidth.sections import Figures
 
     row, norms = geometry(torch.randn(500, 32, generator=torch.Generator().manual_seed(0)), abs_rows=50)
     geo = pd.DataFrame([{"model": "toy", "family": "toy", "width": 32, **row}])

@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 from _pipeline import planned_jobs, run  # noqa: E402
 from depthwidth.report import pipeline  # noqa: E402
 from depthwidth.rules import job_params  # noqa: E402
-from depthwidth.report.html import Figures, headline_row, write_section  # noqa: E402
+from depthwidth.sections import Figures, headline_row, write_section  # noqa: E402
 from depthwidth.report.page import FigureError, embed_figures, report  # noqa: E402
 
 CONFIG = {

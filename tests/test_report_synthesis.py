@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from depthwidth.chinchilla.shape import shape_exponents
-from depthwidth.report.html import agree_within
+from depthwidth.optimal_shape import shape_exponents
+from depthwidth.sections import agree_within
 from depthwidth.report.synthesis import propagate, synthesis_rows
 
 

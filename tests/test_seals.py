@@ -698,7 +698,7 @@ def test_chinchilla_consumers_check_what_they_read(tmp_path):
 def test_report_checks_headline_and_figures(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
-    from depthwidth.report.html import Figures, headline_row, write_section
+    from depthwidth.sections import Figures, headline_row, write_section
     from depthwidth.report.page import report
 
     monkeypatch.chdir(tmp_path)

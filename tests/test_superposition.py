@@ -102,6 +102,19 @@ def test_gradients_equal_autograd(path):
         assert ((gb.double() - bd.grad).norm() / bd.grad.norm()).item() < 1e-5
 
 
+def test_reference_writes_the_schedule_and_frequencies_on_its_own():
+    """The reference's own writing of the paper's schedule and feature frequencies equals the trainer's,
+    exactly, over laws, densities and schedules (with and without room for a warm-up)."""
+    from depthwidth.superposition.reference import paper_lr, paper_probabilities
+    from depthwidth.superposition.train import lr_factor
+
+    for dist in ("power-a1.5", "power-a0", "exponential-k40", "linear", "power-a1.2-s0.5"):
+        assert torch.equal(paper_probabilities(dist, 300), feature_probabilities(dist, 300)), dist
+    for steps, warmup in ((400, 40), (50, 50), (30, 60), (1, 1)):
+        ours = [lr_factor(s, steps, warmup, 0.05) for s in range(steps)]
+        assert [paper_lr(s, steps, warmup, 0.05) for s in range(steps)] == pytest.approx(ours, rel=1e-15)
+
+
 @pytest.mark.workflow  # full size: seconds of CPU, outside the quick loop
 def test_trainer_matches_reference_loop():
     """Same settings, 400 steps: our final loss agrees with the paper's plain loop within noise

@@ -1,5 +1,5 @@
-"""End to end: the superposition stage through Snakemake with config/test.yaml in a temp folder,
-then the grid grows (only the new cells train) and an analysis key changes (nothing retrains)."""
+"""End to end: the superposition stage through Snakemake with config/test.yaml (the shared test run), then
+the grid grows (only the new cells train) and an analysis key changes (nothing retrains), as dry runs."""
 
 import pytest
 import json
@@ -13,9 +13,11 @@ pytestmark = pytest.mark.workflow
 TARGET = "results/superposition/section.html"
 
 
-def test_superposition_end_to_end_and_grid_growth(tmp_path):
-    run_snakemake(tmp_path, TARGET)
-    res = tmp_path / "results/superposition"
+def test_superposition_end_to_end_and_grid_growth(completed_run, tmp_path):
+    # the stage as the shared test run made it (completed_run: config.yaml + config/test.yaml, the config
+    # this test would run); below only dry runs, which change nothing there
+    done = completed_run
+    res = done / "results/superposition"
     cells = pd.read_csv(res / "cells.csv")
     assert len(cells) == 6  # 1 law x 2 gammas x 3 widths x 1 seed
     assert {
@@ -45,11 +47,11 @@ def test_superposition_end_to_end_and_grid_growth(tmp_path):
     assert (cell / "model.safetensors").exists() and not (cell / "checkpoint.pt").exists()
 
     # nothing to do when nothing changed
-    assert planned_jobs(run_snakemake(tmp_path, "-n", TARGET)) == {}
+    assert planned_jobs(run_snakemake(done, "-n", TARGET)) == {}
     # a new width trains only its two cells; an analysis key retrains nothing
     grow = tmp_path / "grow.yaml"
     grow.write_text(yaml.safe_dump({"superposition": {"widths": [4, 8, 16, 32]}}))
-    jobs = planned_jobs(run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(grow))))
+    jobs = planned_jobs(run_snakemake(done, "-n", TARGET, configfiles=("config/test.yaml", str(grow))))
     assert jobs == {"superposition_train": 2, "superposition_tables": 1, "superposition_section": 1}
     thr = tmp_path / "thr.yaml"
     thr.write_text(
@@ -57,7 +59,7 @@ def test_superposition_end_to_end_and_grid_growth(tmp_path):
             {"superposition": {"analysis": {"final_window": 20, "norm_threshold": 0.3, "etf_factor": 2.0}}}
         )
     )
-    jobs = planned_jobs(run_snakemake(tmp_path, "-n", TARGET, configfiles=("config/test.yaml", str(thr))))
+    jobs = planned_jobs(run_snakemake(done, "-n", TARGET, configfiles=("config/test.yaml", str(thr))))
     assert jobs == {"superposition_tables": 1, "superposition_section": 1}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
+import importlib
 import json
 import math
 from pathlib import Path
@@ -41,7 +42,7 @@ def _key_path(err: jsonschema.ValidationError) -> str:
 
 def _allowed(err: jsonschema.ValidationError) -> str:
     s = err.schema if isinstance(err.schema, dict) else {}
-    if err.validator == "frequencyLaws":  # raised on the section: describe the entry's own key
+    if err.validator == "check" and len(err.absolute_path) >= 2:  # an entry of a list: describe its key
         key = s.get("properties", {}).get(str(err.absolute_path[-2]), {})
         s = {**key.get("items", {}), "description": key.get("description")}
     bits = []
@@ -118,30 +119,18 @@ _TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
 )
 
 
-def _frequency_laws(validator, enabled, instance, schema):
-    """Keyword ``frequencyLaws`` (on the superposition section): every law of ``alphas`` and
-    ``distributions`` is checked with ``n_features`` (a parameter inside a law's name, such as the α of
-    power-a1.5, is out of the schema's reach), each error at the key of the bad entry."""
-    if not enabled or not isinstance(instance, dict):
+def _stage_check(validator, target, instance, schema):
+    """Keyword ``check`` (on a stage's section): the ``module:function`` that the stage's own schema names,
+    called with the section, returns (key path, message) for each value a schema cannot judge (such as a
+    parameter inside a name); each becomes an error at that key. The validator itself knows no stage."""
+    if not isinstance(instance, dict):
         return
-    from depthwidth.superposition.grid import law_error
-
-    n = instance.get("n_features")
-    n = n if _is_integer(None, n) and n >= 2 else 2
-    entries = [("alphas", i, a) for i, a in enumerate(instance.get("alphas") or [])]
-    entries += [("distributions", i, d) for i, d in enumerate(instance.get("distributions") or [])]
-    for key, i, value in entries:
-        if key == "alphas":
-            if not _is_number(None, value) or not 0 <= value <= 10:
-                continue  # the items' own schema reports it
-            name = f"power-a{value:g}"
-        elif isinstance(value, str):
-            name = value
-        else:
-            continue
-        msg = law_error(name, n)
-        if msg:
-            yield jsonschema.ValidationError(msg, path=[key, i], validator="frequencyLaws", instance=value)
+    module, _, name = target.partition(":")
+    for path, msg in getattr(importlib.import_module(module), name)(instance):
+        value = instance
+        for k in path:
+            value = value[k]
+        yield jsonschema.ValidationError(msg, path=list(path), validator="check", instance=value)
 
 
 def _increasing(validator, enabled, instance, schema):
@@ -165,7 +154,7 @@ def _increasing(validator, enabled, instance, schema):
 _Validator = _with_defaults(
     jsonschema.validators.extend(
         jsonschema.Draft202012Validator,
-        {"frequencyLaws": _frequency_laws, "increasing": _increasing},
+        {"check": _stage_check, "increasing": _increasing},
         type_checker=_TYPES,
     )
 )
@@ -196,8 +185,8 @@ def checked_yaml(path: str | Path) -> str:
 def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
     """Validate ``config`` in place against the composed schema, filling in defaults; raise
     ``ConfigError`` listing every error."""
-    _drop_nulled_corpora(config)
     schema = load_schema(schema_dir)
+    drop_nulled_entries(config, schema)
     validator = _Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
@@ -214,19 +203,18 @@ def validate_config(config: dict, schema_dir: str | Path = SCHEMA_DIR) -> dict:
     return config
 
 
-# Named-entry maps that a --configfile merges into the default's by key: an entry set to null there
-# removes the default's entry of that name (config/paper.yaml drops the laptop's FineWeb corpora).
-NULLABLE_ENTRY_MAPS = (("lm_head", "loss", "corpora"), ("lm_head", "token_frequencies", "corpora"))
-
-
-def _drop_nulled_corpora(config: dict) -> None:
-    for keys in NULLABLE_ENTRY_MAPS:
-        node = config
-        for k in keys:
-            node = node.get(k) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            for name in [n for n, v in node.items() if v is None]:
-                del node[name]
+def drop_nulled_entries(config, schema: dict) -> None:
+    """In every map whose schema says ``nullableEntries: true`` (named entries that a --configfile merges
+    into the default's by key), remove the entries set to null: an overlay's ``name: null`` removes the
+    default's entry of that name (config/paper.yaml drops the laptop's FineWeb corpora)."""
+    if not isinstance(config, dict) or not isinstance(schema, dict):
+        return
+    if schema.get("nullableEntries"):
+        for name in [n for n, v in config.items() if v is None]:
+            del config[name]
+    for key, sub in (schema.get("properties") or {}).items():
+        if key in config:
+            drop_nulled_entries(config[key], sub)
 
 
 def deep_merge(base: dict, overlay: dict) -> dict:

@@ -17,7 +17,7 @@ import yaml
 from depthwidth.codeprint import fingerprint_of
 from depthwidth.config import config_hash
 from depthwidth.download.fetch import sha256_file
-from depthwidth.report.html import table_html
+from depthwidth.sections import table_html
 
 PACKAGES = (
     "depthwidth",

@@ -13,7 +13,7 @@ import pandas as pd
 from depthwidth import papers
 from depthwidth.causal_tracing.tables import pairs_table, peak_table, read_jobs
 from depthwidth.files import atomic_write_csv
-from depthwidth.report.html import Figures, headline_row, table_html, write_section
+from depthwidth.sections import Figures, headline_row, table_html, write_section
 
 TITLE = "Causal tracing: where in depth a model recalls a fact (Liu et al. 2026, Fig. 6)"
 

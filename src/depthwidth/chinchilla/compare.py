@@ -11,7 +11,7 @@ from depthwidth.laws.compare import information_criteria, laplace_criteria, lowe
 from depthwidth.laws.law import CHINCHILLA, FitData
 from depthwidth.laws.lawfit import LawFit
 from depthwidth.chinchilla.replication import compute_optimal
-from depthwidth.chinchilla.shape import shape_exponents
+from depthwidth.optimal_shape import shape_exponents
 
 
 def law_summary(d: FitData, how: LawFit, res, boot: pd.DataFrame, heldout: dict | None) -> dict:

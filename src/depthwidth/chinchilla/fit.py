@@ -16,7 +16,7 @@ import pandas as pd
 from depthwidth.laws import lawfit
 from depthwidth.chinchilla.adam import fit_adam
 from depthwidth.laws.law import PARAMS, FitData, select_points
-from depthwidth.chinchilla.shape import shape_exponents
+from depthwidth.optimal_shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
 
 log = logging.getLogger("depthwidth.chinchilla")

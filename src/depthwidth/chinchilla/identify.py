@@ -30,7 +30,7 @@ from depthwidth.laws.law import ALPHA_BOUNDS, FitData
 from depthwidth.laws.lawfit import LawFit
 from depthwidth.laws.loglog import linear_r2
 from depthwidth.laws.profile import CHI2_LEVELS, profile, profile_interval, refine_grid
-from depthwidth.chinchilla.shape import shape_exponents
+from depthwidth.optimal_shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
 
 log = logging.getLogger("depthwidth.chinchilla.identify")

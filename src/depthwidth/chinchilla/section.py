@@ -21,7 +21,7 @@ from depthwidth.papers import (
     CHINCHILLA_ADAM_FIT,
     HOFFMANN_FIT,
 )
-from depthwidth.report.html import (
+from depthwidth.sections import (
     Figures,
     agree_within,
     fmt_pm,

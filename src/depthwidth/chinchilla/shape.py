@@ -10,19 +10,6 @@ from scipy.optimize import brentq
 from depthwidth.laws.law import PARAMS
 
 
-def shape_exponents(alpha_m: float, alpha_l: float) -> dict:
-    """At fixed N ∝ ℓ m², the optimum balances α_m c_m m^-α_m = 2 α_ℓ c_ℓ ℓ^-α_ℓ, so
-    m* ∝ N^a, ℓ* ∝ N^b with a = α_ℓ/(α_m + 2α_ℓ), b = α_m/(α_m + 2α_ℓ), and the width+depth part of
-    the loss falls as N^-β with β = α_m α_ℓ/(α_m + 2α_ℓ). α_m = α_ℓ = 1 gives a = b = β = 1/3 (m ∝ ℓ)."""
-    den = alpha_m + 2 * alpha_l
-    return {
-        "width_exponent": alpha_l / den,
-        "depth_exponent": alpha_m / den,
-        "N_exponent": alpha_m * alpha_l / den,
-        "ratio_exponent": (alpha_l - alpha_m) / den,
-    }
-
-
 def optimal_shape(v: dict, n_params: float, width_scale: float, depth_scale: float) -> dict:
     """Loss-optimal d_model and n_layers at ``n_params`` non-embedding parameters (N = 12 n_layers d_model²)."""
 

@@ -14,10 +14,10 @@ from depthwidth import papers  # noqa: E402
 from depthwidth.depth_toy.exponents import combined_exponent  # noqa: E402
 from depthwidth.depth_toy.tables import ANGLE_COLUMNS, RUN_COLUMNS, TABLES_RULE  # noqa: E402
 from depthwidth.integrity import read_table  # noqa: E402
-from depthwidth.report.html import Figures, agree_within, fmt_pm, headline_row, table_html, write_section  # noqa: E402
+from depthwidth.sections import Figures, agree_within, fmt_pm, headline_row, table_html, write_section  # noqa: E402
 
 TITLE = "Depth toy: smooth vs random-walk teachers (Liu et al. 2026)"
-# colours of the report's palette (report.html.THEME)
+# colours of the report's palette (sections.THEME)
 KIND_STYLE = {"independent": ("C0", "o"), "tied": ("C3", "s")}
 PAPER = {"independent": papers.ALPHA_L_TOY_INDEPENDENT, "tied": papers.ALPHA_L_TOY_TIED}
 # The paper gives no error bars; we take 0.15 and 0.5 as its uncertainty, so "agree" means within

@@ -11,7 +11,7 @@ import pandas as pd
 
 from depthwidth.integrity import read_json, read_table, write_table
 from depthwidth.papers import SMOOTH_BULK_PERCENT
-from depthwidth.report.html import Figures, agree_within, headline_row, table_html, write_section
+from depthwidth.sections import Figures, agree_within, headline_row, table_html, write_section
 
 DEG = 180.0 / math.pi
 TITLE = "LLM hidden states on FineWeb: most layers are similar (Liu et al. 2026)"

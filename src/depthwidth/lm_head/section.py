@@ -1,7 +1,7 @@
 """Report section of the LM-head stage: overlap vs width, row norms, loss vs width and the fitted α_m,
 and the token frequencies of real text (α − 1, the weak-superposition α_m, beside the measured α_m).
 
-Figures go to the section's figure folder (``depthwidth.report.html.Figures``); ``render`` returns the
+Figures go to the section's figure folder (``depthwidth.sections.Figures``); ``render`` returns the
 section body and its headline rows; ``lm_head_section`` is rule lm_head_section.
 """
 
@@ -20,7 +20,7 @@ from depthwidth.lm_head.tables import LOSS_COLUMNS
 from depthwidth.lm_head.token_frequencies import rank_frequency
 from depthwidth.lm_head.width_fit import width_law
 from depthwidth.papers import ALPHA_M_LLM, TOKEN_FREQUENCY_ALPHA
-from depthwidth.report.html import Figures, agree_within, fmt_pm, headline_row, table_html, write_section
+from depthwidth.sections import Figures, agree_within, fmt_pm, headline_row, table_html, write_section
 
 TITLE = "LM-head geometry and loss vs width (Liu, Liu & Gore 2025)"
 SOURCE = "Liu, Liu & Gore 2025 (arXiv 2505.10465), LLM validation"
@@ -49,7 +49,7 @@ GEOMETRY_COLUMNS = [
 
 
 def _colors(families):
-    """One colour of the report's palette (``report.html.THEME``) per family."""
+    """One colour of the report's palette (``sections.THEME``) per family."""
     return {f: f"C{i % 10}" for i, f in enumerate(sorted(set(families)))}
 
 

@@ -17,7 +17,7 @@ from depthwidth.paperfigs.concordance import CONCORDANCE
 from depthwidth.paperfigs.fig6 import GAMMA_GRID
 from depthwidth.paperfigs.toy import compare_exponents, compare_points, points_line, summary_line
 from depthwidth.papers import ALPHA_M_LLM
-from depthwidth.report.html import Figures, agree_within, headline_row, table_html, write_section
+from depthwidth.sections import Figures, agree_within, headline_row, table_html, write_section
 
 TITLE = "The superposition paper's figures, read off its vector PDFs"
 SOURCE = "paperfigs"

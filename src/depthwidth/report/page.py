@@ -1,7 +1,7 @@
 """The assembled report: one self-contained HTML page from the stages' sections (rule ``report``).
 
 The page is the jinja2 template ``templates/report.html.j2``. Each section fragment points at its figure
-files (``<img src="results/<stage>/figures/<name>.png">``, written by ``depthwidth.report.html.Figures``);
+files (``<img src="results/<stage>/figures/<name>.png">``, written by ``depthwidth.sections.Figures``);
 ``embed_figures`` replaces each with a data URI, so the page carries its figures while every figure is
 also a PNG under ``results/<stage>/figures/``. A figure may only come from a folder the rule declares.
 """
@@ -17,7 +17,7 @@ import jinja2
 from markupsafe import Markup
 
 from depthwidth.integrity import IntegrityError, check_sealed, fix_hint, read_json
-from depthwidth.report.html import HEADLINE_KEYS, fmt_pm
+from depthwidth.sections import HEADLINE_KEYS, fmt_pm
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 

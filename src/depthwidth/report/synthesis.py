@@ -1,7 +1,7 @@
 """Synthesis across the two papers: what α_m (width) and α_ℓ (depth) imply for the loss-optimal shape.
 
 At fixed parameters N ∝ ℓ m², minimising c_m/m^α_m + c_ℓ/ℓ^α_ℓ gives m* ∝ N^a, ℓ* ∝ N^b and a loss
-term ∝ N^−β (see depthwidth.chinchilla.shape.shape_exponents). Uncertainties are carried through by Monte Carlo
+term ∝ N^−β (see depthwidth.optimal_shape.shape_exponents). Uncertainties are carried through by Monte Carlo
 over independent normal errors of the two exponents.
 """
 
@@ -11,9 +11,9 @@ import html
 
 import numpy as np
 
-from depthwidth.chinchilla.shape import shape_exponents
+from depthwidth.optimal_shape import shape_exponents
 from depthwidth.papers import ALPHA_L_CHINCHILLA, ALPHA_M_LLM
-from depthwidth.report.html import table_html
+from depthwidth.sections import table_html
 
 
 def propagate(

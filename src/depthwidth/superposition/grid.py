@@ -100,3 +100,20 @@ def law_error(name: str, n: int) -> str | None:
             f"(e^{LN_FLOAT32_TINY:.4g}): the rarest features would have p_i = 0 and never be active. Fix: {fix}"
         )
     return None
+
+
+def config_errors(section: dict) -> list[tuple[tuple, str]]:
+    """The superposition config section's own check (named by ``check`` in its schema): every frequency law
+    of ``alphas`` and ``distributions`` judged by :func:`law_error` with the section's ``n_features``, as
+    (key path, message) pairs. Values of the wrong type are left to the items' own schema."""
+    n = section.get("n_features")
+    n = n if isinstance(n, int) and not isinstance(n, bool) and n >= 2 else 2
+    out = []
+    for i, a in enumerate(section.get("alphas") or []):
+        number = isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a)
+        if number and 0 <= a <= ALPHA_MAX and (msg := law_error(f"power-a{a:g}", n)):
+            out.append((("alphas", i), msg))
+    for i, d in enumerate(section.get("distributions") or []):
+        if isinstance(d, str) and (msg := law_error(d, n)):
+            out.append((("distributions", i), msg))
+    return out

@@ -1,0 +1,66 @@
+"""The results tables of README.md and docs/results.md are written from results/headline.csv (the default
+run's headline rows) and docs/paper_scale.csv by ``python -m depthwidth.results_table``; a table that does not
+match its sources fails here.
+
+    PYTHONPATH=src .venv/bin/python -m pytest tests/test_results_table.py -q
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from depthwidth.results_table import END, START, TableError, generated, main
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = ("README.md", "docs/results.md")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_table_is_current(target):
+    text = (ROOT / target).read_text()
+    rows = pd.read_csv(ROOT / "results/headline.csv")
+    assert len(rows) > 10 and text.count(START) == 1
+    assert generated(Path(target), ROOT) == text, (
+        f"{target}: stale results table. Fix: python -m depthwidth.results_table README.md docs/results.md"
+    )
+
+
+def _copy(tmp_path: Path) -> Path:
+    for rel in (*TARGETS, "results/headline.csv", "docs/paper_scale.csv"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    return tmp_path
+
+
+def test_a_changed_or_added_row_makes_the_tables_stale_and_the_command_rewrites_them(tmp_path, monkeypatch):
+    root = _copy(tmp_path)
+    monkeypatch.chdir(root)
+    head = pd.read_csv("results/headline.csv", dtype=str, keep_default_na=False)
+    head.loc[0, "value"] = "1.5"
+    extra = {**head.iloc[0].to_dict(), "quantity": "a new headline quantity", "value": "0.123456", "err": ""}
+    pd.concat([head, pd.DataFrame([extra])]).to_csv("results/headline.csv", index=False)
+    before = Path("README.md").read_text()
+    assert main(["--check", *TARGETS]) == 1
+    assert Path("README.md").read_text() == before  # --check changes nothing
+    assert main(list(TARGETS)) == 0 and main(["--check", *TARGETS]) == 0
+    readme, results = Path("README.md").read_text(), Path("docs/results.md").read_text()
+    table = readme[readme.index(START) : readme.index(END)]
+    assert f"| {head.loc[0, 'quantity']} | {head.loc[0, 'paper']} | 1.5 ± 0.29 |" in table
+    assert "| a new headline quantity | 1.2 ± 0.3 | 0.123 | – |" in table
+    assert "](docs/stages/chinchilla.md)" in table and "](stages/chinchilla.md)" in results
+    # outside the markers nothing moved
+    assert readme[: readme.index(START)] == before[: before.index(START)]
+    assert readme[readme.index(END) :] == before[before.index(END) :]
+
+
+def test_a_paper_scale_entry_that_names_no_headline_row_is_an_error(tmp_path, monkeypatch):
+    root = _copy(tmp_path)
+    monkeypatch.chdir(root)
+    with open("docs/paper_scale.csv", "a") as f:
+        f.write("a renamed quantity,0.5,snakemake --cores 2 results/report.html,2026-12-03\n")
+    with pytest.raises(TableError, match="a renamed quantity: no headline row"):
+        main(list(TARGETS))
