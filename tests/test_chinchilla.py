@@ -7,6 +7,7 @@ import pytest
 from _helpers import SHARED_DATA, needs_shared_data
 from depthwidth.chinchilla import adam, fit, points, scan, shape
 from depthwidth.laws import law, lawfit
+from depthwidth.optimal_shape import shape_exponents
 from depthwidth.papers import CHINCHILLA_ADAM_FIT
 
 TRUE = {"c_m": 300.0, "alpha_m": 0.9, "c_l": 800.0, "alpha_l": 1.2, "c_D": 9.0, "alpha_D": 0.3, "L0": 1.75}
@@ -158,14 +159,14 @@ def test_bootstrap_interval_covers_truth():
 
 def test_optimal_shape_matches_analytic_exponents():
     v = dict(TRUE)
-    ex = shape.shape_exponents(v["alpha_m"], v["alpha_l"])
+    ex = shape_exponents(v["alpha_m"], v["alpha_l"])
     a = shape.optimal_shape(v, 1e9, 1.0, 100.0)
     b = shape.optimal_shape(v, 1e11, 1.0, 100.0)
     width_slope = np.log(b["d_model"] / a["d_model"]) / np.log(100)
     depth_slope = np.log(b["n_layers"] / a["n_layers"]) / np.log(100)
     assert width_slope == pytest.approx(ex["width_exponent"], abs=1e-6)
     assert depth_slope == pytest.approx(ex["depth_exponent"], abs=1e-6)
-    assert shape.shape_exponents(1.0, 1.0)["N_exponent"] == pytest.approx(1 / 3)
+    assert shape_exponents(1.0, 1.0)["N_exponent"] == pytest.approx(1 / 3)
     # the optimum conserves N = 12 ℓ m²
     assert 12 * a["n_layers"] * a["d_model"] ** 2 == pytest.approx(1e9, rel=1e-9)
 

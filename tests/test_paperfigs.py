@@ -34,20 +34,22 @@ def roundtrip_pdf(tmp_path_factory):
         ],
         "lin": [(0.1, 1.5, 0.2), (0.4, -0.5, 0.3), (0.7, 0.8, 0.1)],
     }
-    fig, (a, b) = plt.subplots(1, 2, figsize=(7, 3))
-    for x, y, mk, _ in truth["log"]:
-        a.scatter([x], [y], marker=mk, alpha=0.4, color="C1")
-    a.set_xscale("log")
-    a.set_yscale("log")
-    a.set_xlim(1, 1000)
-    a.set_ylim(1e-2, 10)
-    xs, ys, es = zip(*truth["lin"])
-    b.errorbar(xs, ys, yerr=es, fmt="D", color="C0")
-    b.set_xlim(0, 1)
-    b.set_ylim(-1, 2)
-    path = tmp_path_factory.mktemp("rt") / "roundtrip.pdf"
-    fig.savefig(path)
-    plt.close(fig)
+    # matplotlib's defaults (C0, C1 and frames as shipped), whatever theme an earlier test applied
+    with plt.style.context("default"):
+        fig, (a, b) = plt.subplots(1, 2, figsize=(7, 3))
+        for x, y, mk, _ in truth["log"]:
+            a.scatter([x], [y], marker=mk, alpha=0.4, color="C1")
+        a.set_xscale("log")
+        a.set_yscale("log")
+        a.set_xlim(1, 1000)
+        a.set_ylim(1e-2, 10)
+        xs, ys, es = zip(*truth["lin"])
+        b.errorbar(xs, ys, yerr=es, fmt="D", color="C0")
+        b.set_xlim(0, 1)
+        b.set_ylim(-1, 2)
+        path = tmp_path_factory.mktemp("rt") / "roundtrip.pdf"
+        fig.savefig(path)
+        plt.close(fig)
     return path, truth
 
 
