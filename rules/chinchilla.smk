@@ -1,19 +1,8 @@
 # Chinchilla: reconstruct (N, D, d_model, n_layers, loss) and fit the decomposed law.
+# Paths and inputs: depthwidth.chinchilla.pipeline; params, threads and resources: its RULES table.
 from depthwidth.chinchilla import pipeline as chinchilla_pipeline
 
-OPENLM_FILES = chinchilla_pipeline.openlm_files()
-
-
-def chinchilla_sweep_inputs(wildcards):
-    return chinchilla_pipeline.sweep_inputs(config, wildcards.sweep, OPENLM_FILES)
-
-
-def chinchilla_sweep_load_params(wildcards):
-    return chinchilla_pipeline.sweep_load_params(config, wildcards.sweep)
-
-
-def chinchilla_sweep_identify_params(wildcards):
-    return chinchilla_pipeline.sweep_identify_params(config, wildcards.sweep)
+RULES.add(chinchilla_pipeline)
 
 
 wildcard_constraints:
@@ -33,13 +22,11 @@ rule chinchilla_points:
         "benchmarks/chinchilla/points.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    threads: RULES.threads("chinchilla_points")
     resources:
-        mem_mb=500,
-        runtime=5,
+        **RULES.resources("chinchilla_points"),
     params:
-        # a damaged pinned input is fetched again from these; not a rerun trigger (data.mirrors)
-        sources=download_pipeline.sources_params(config, workflow.basedir),
-        code=code_fingerprint("chinchilla_points"),
+        **RULES.params("chinchilla_points"),
     script:
         "../scripts/chinchilla_points.py"
 
@@ -56,13 +43,11 @@ rule chinchilla_fit:
         "benchmarks/chinchilla/fit.tsv"
     conda:
         "../envs/depthwidth.yaml"
-    threads: 1
+    threads: RULES.threads("chinchilla_fit")
     resources:
-        mem_mb=1000,
-        runtime=60,
+        **RULES.resources("chinchilla_fit"),
     params:
-        fit=chinchilla_pipeline.fit_params(config),
-        code=code_fingerprint("chinchilla_fit"),
+        **RULES.params("chinchilla_fit"),
     script:
         "../scripts/chinchilla_fit.py"
 
@@ -79,13 +64,11 @@ rule chinchilla_drop_scan:
         "benchmarks/chinchilla/drop_scan.tsv"
     conda:
         "../envs/depthwidth.yaml"
-    threads: 1
+    threads: RULES.threads("chinchilla_drop_scan")
     resources:
-        mem_mb=1000,
-        runtime=30,
+        **RULES.resources("chinchilla_drop_scan"),
     params:
-        scan=chinchilla_pipeline.drop_scan_params(config),
-        code=code_fingerprint("chinchilla_drop_scan"),
+        **RULES.params("chinchilla_drop_scan"),
     script:
         "../scripts/chinchilla_drop_scan.py"
 
@@ -107,13 +90,11 @@ rule chinchilla_huber:
         "benchmarks/chinchilla/huber.tsv"
     conda:
         "../envs/depthwidth.yaml"
-    threads: 1
+    threads: RULES.threads("chinchilla_huber")
     resources:
-        mem_mb=1000,
-        runtime=30,
+        **RULES.resources("chinchilla_huber"),
     params:
-        fit=chinchilla_pipeline.huber_params(config),
-        code=code_fingerprint("chinchilla_huber"),
+        **RULES.params("chinchilla_huber"),
     script:
         "../scripts/chinchilla_huber.py"
 
@@ -131,13 +112,11 @@ rule chinchilla_law:
         "benchmarks/chinchilla/chinchilla_law.tsv"
     conda:
         "../envs/depthwidth.yaml"
-    threads: 1
+    threads: RULES.threads("chinchilla_law")
     resources:
-        mem_mb=1000,
-        runtime=30,
+        **RULES.resources("chinchilla_law"),
     params:
-        cfg=chinchilla_pipeline.chinchilla_law_params(config),
-        code=code_fingerprint("chinchilla_law"),
+        **RULES.params("chinchilla_law"),
     script:
         "../scripts/chinchilla_law.py"
 
@@ -147,7 +126,7 @@ rule chinchilla_law:
 # the main fit's points; fit.json above stays the stage's main fit.
 rule chinchilla_sweep_points:
     input:
-        chinchilla_sweep_inputs,
+        chinchilla_pipeline.sweep_input_function(config),
     output:
         runs="results/chinchilla/sweeps/{sweep}/runs.csv",
     log:
@@ -156,14 +135,11 @@ rule chinchilla_sweep_points:
         "benchmarks/chinchilla/sweeps/{sweep}/points.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    threads: RULES.threads("chinchilla_sweep_points")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **RULES.resources("chinchilla_sweep_points"),
     params:
-        spec=chinchilla_sweep_load_params,
-        # a damaged pinned OpenLM file is fetched again from these; not a rerun trigger (data.mirrors)
-        sources=download_pipeline.sources_params(config, workflow.basedir),
-        code=code_fingerprint("chinchilla_sweep_points"),
+        **RULES.params("chinchilla_sweep_points"),
     script:
         "../scripts/chinchilla_sweep_points.py"
 
@@ -180,13 +156,11 @@ rule chinchilla_sweep_identify:
         "benchmarks/chinchilla/sweeps/{sweep}/identify.tsv"
     conda:
         "../envs/depthwidth.yaml"
-    threads: 1
+    threads: RULES.threads("chinchilla_sweep_identify")
     resources:
-        mem_mb=1000,
-        runtime=30,
+        **RULES.resources("chinchilla_sweep_identify"),
     params:
-        cfg=chinchilla_sweep_identify_params,
-        code=code_fingerprint("chinchilla_sweep_identify"),
+        **RULES.params("chinchilla_sweep_identify"),
     script:
         "../scripts/chinchilla_sweep_identify.py"
 
@@ -222,11 +196,10 @@ rule chinchilla_section:
         "benchmarks/chinchilla/section.tsv"
     conda:
         "../envs/depthwidth.yaml"
+    threads: RULES.threads("chinchilla_section")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **RULES.resources("chinchilla_section"),
     params:
-        shape=chinchilla_pipeline.shape_params(config),
-        code=code_fingerprint("chinchilla_section"),
+        **RULES.params("chinchilla_section"),
     script:
         "../scripts/chinchilla_section.py"

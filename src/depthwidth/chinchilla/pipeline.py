@@ -1,6 +1,9 @@
-"""Chinchilla stage: config → rule params. The only module rules/chinchilla.smk imports."""
+"""Chinchilla stage: config → rule params (its ``RULES`` table) and inputs. The only module
+rules/chinchilla.smk imports."""
 
 from __future__ import annotations
+
+from depthwidth.rules import Call, Rule
 
 # Keys of chinchilla.fit the dropped-points scan uses: editing another fit key (bootstrap, held-out,
 # variants) does not rerun the scan.
@@ -121,9 +124,47 @@ def sweep_targets(config: dict) -> list[str]:
     return [f"results/chinchilla/sweeps/{n}/identify.json" for n in sweep_names(config)]
 
 
+def sweep_input_function(config: dict):
+    """Rule chinchilla_sweep_points's input: a sweep's files (:func:`sweep_inputs`) from its wildcard."""
+    files = openlm_files()
+
+    def inputs(wildcards) -> list[str]:
+        return sweep_inputs(config, wildcards.sweep, files)
+
+    return inputs
+
+
 def openlm_files() -> list[str]:
     """The pinned OpenLM files (paths under data/raw/) that the built-in OpenLM sweeps read."""
     from depthwidth.chinchilla.sweeps import openlm_files as files
     from depthwidth.download.fetch import load_manifest
 
     return files(load_manifest())
+
+
+def _whole(fn):
+    """A params function of the config alone, as a ``Call`` (the job's wildcards unused)."""
+    return Call(lambda config, wildcards: fn(config))
+
+
+def _of_sweep(fn):
+    """A params function of the config and the job's sweep, as a ``Call``."""
+    return Call(lambda config, wildcards: fn(config, wildcards["sweep"]))
+
+
+# Every rule's params and resources (depthwidth.rules). One thread each; rules that read pinned files get
+# their mirrors (``sources``), which are not a rerun trigger.
+RULES = {
+    "chinchilla_points": Rule(sources=True, mem_mb=500, runtime=5),
+    "chinchilla_fit": Rule(params={"fit": _whole(fit_params)}, mem_mb=1000, runtime=60),
+    "chinchilla_drop_scan": Rule(params={"scan": _whole(drop_scan_params)}, mem_mb=1000, runtime=30),
+    "chinchilla_huber": Rule(params={"fit": _whole(huber_params)}, mem_mb=1000, runtime=30),
+    "chinchilla_law": Rule(params={"cfg": _whole(chinchilla_law_params)}, mem_mb=1000, runtime=30),
+    "chinchilla_sweep_points": Rule(
+        params={"spec": _of_sweep(sweep_load_params)}, sources=True, mem_mb=1000, runtime=5
+    ),
+    "chinchilla_sweep_identify": Rule(
+        params={"cfg": _of_sweep(sweep_identify_params)}, mem_mb=1000, runtime=30
+    ),
+    "chinchilla_section": Rule(params={"shape": _whole(shape_params)}, mem_mb=1000, runtime=10),
+}

@@ -38,16 +38,6 @@ def sources(config: dict, project_dir: str | Path) -> dict:
     }
 
 
-def sources_params(config: dict, project_dir: str | Path):
-    """:func:`sources` as a rule's params function (for the rules not yet on ``RULES`` tables). It takes
-    ``output``, so Snakemake leaves it out of its params rerun trigger: editing the mirror list reruns nothing."""
-
-    def params(wildcards, output):
-        return sources(config, project_dir)
-
-    return params
-
-
 def corpus(config: dict) -> dict:
     """The FineWeb corpus settings (``hidden_states.corpus``, shared with lm_head's ``fineweb`` corpus)."""
     return config["hidden_states"]["corpus"]
