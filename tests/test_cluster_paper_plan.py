@@ -33,6 +33,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
     from depthwidth.depth_toy import pipeline as depth_toy
     from depthwidth.download.fetch import load_manifest
     from depthwidth.models.pipeline import decoders
+    from depthwidth.paperfigs import pipeline as paperfigs
     from depthwidth.superposition import pipeline as superposition
 
     sp, dt, hs, ct, lm = (
@@ -49,9 +50,16 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         if spec["source"] == "raw"
     }
     jobs = {
-        # every file pinned in src/depthwidth/download/manifest.yaml: the Chinchilla points and table A9 (2),
-        # the OpenLM sweeps' run files and configs (110), the FineWeb mirror (1, only for a raw corpus)
-        "fetch_file": len(load_manifest()) - (0 if "fineweb/fineweb_subset.json" in raw_paths else 1),
+        # the files pinned in src/depthwidth/download/manifest.yaml that a rule reads: the Chinchilla points
+        # and table A9 (2), the OpenLM sweeps' run files and configs (110), the FineWeb mirror (1, only for a
+        # raw corpus), and of the superposition paper's files the five the paper-figures stage reads
+        "fetch_file": sum(
+            1
+            for key in load_manifest()
+            if not key.startswith("superposition_paper/")
+            and (key != "fineweb/fineweb_subset.json" or key in raw_paths)
+        )
+        + len(set(paperfigs.inputs().values()) | set(paperfigs.toy_inputs().values())),
         "fineweb_shards": 1,  # one job writes all hidden_states.corpus shards
         "model_fetch": len(used_models),
         "chinchilla_points": 1,
@@ -88,6 +96,8 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "lm_head_token_counts": len(tf["tokenizers"]) * len(tf["corpora"]),
         "lm_head_token_fit": 1,
         "lm_head_section": 1,
+        # the paper's figures read back (Fig. 8a, 8b; Figs. 4b, 5b, 6e) and their section
+        **{f"paperfigs_{r}": 1 for r in ("fig8", "fig8b", "toy", "section")},
         "report": 1,
     }
     return jobs
@@ -127,8 +137,8 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     # trainings + 27 model fetches + 27 geometries + 16 token counts (4 x 4) + 18 + 18 hidden-state
     # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 17 single jobs
     # (chinchilla 6, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
-    # LM head 3, report).
-    assert sum(planned.values()) == 1892
+    # LM head 3, report) + 5 pinned figure files and the paper-figures stage's 4 jobs.
+    assert sum(planned.values()) == 1901
 
 
 @pytest.mark.workflow
