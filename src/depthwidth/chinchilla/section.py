@@ -846,8 +846,8 @@ def huber_headline_rows(fit_huber: dict, scan_huber: pd.DataFrame, cut: int) -> 
             p.get("bootstrap_std") or p["stderr"],
             None,
             f"Chinchilla Fig. 4, {fit_huber['n_points']} points",
-            f"Huber δ = {fit_huber['huber_delta']:g}, no points left out: a different point set from the "
-            "paper's; error: bootstrap std",
+            "Not tested: a sensitivity on a different point set from the paper's (no points left out); "
+            f"Huber δ = {fit_huber['huber_delta']:g}; error: bootstrap std",
         )
     )
     return rows
