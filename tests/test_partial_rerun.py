@@ -105,6 +105,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                 "superposition_train": n_sup_cells_per_width,
                 "superposition_tables": 1,
                 "superposition_section": 1,
+                "paperfigs_section": 1,  # it overlays our exponents on the paper's Figs. 4b, 5b and 6e
                 **REPORT,
             },
             set(),

@@ -16,12 +16,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from depthwidth.report.pipeline import _producer
-
-
-def _all_exist(paths) -> bool:
-    paths = [str(p) for p in paths]
-    return bool(paths) and all(os.path.exists(p) for p in paths)
+from depthwidth.report.pipeline import _all_exist, walk_upstream
 
 
 def missing_upstream(inputs: list[str], outputs: list[str], rules) -> dict[str, str]:
@@ -31,29 +26,11 @@ def missing_upstream(inputs: list[str], outputs: list[str], rules) -> dict[str, 
     before": the producing job's log file exists (Snakemake keeps the log of a failed job and deletes its
     outputs); a file of a job that never ran (a cell just added to a grid) is left to Snakemake.
     ``rules``: Snakemake ``Rule`` objects (``workflow.rules``). Returns file -> the rule that makes it."""
-    missing: dict[str, str] = {}
-    seen_files: set[str] = set()
-    seen_jobs: set = set()
-    stack = [(list(inputs), _all_exist(outputs))]
-    while stack:
-        files, consumer_done = stack.pop()
-        for path in files:
-            if path in seen_files:
-                continue
-            seen_files.add(path)
-            rule = _producer(rules, path)
-            if rule is None:
-                continue
-            wildcards = rule.get_wildcards(path)
-            if consumer_done and not os.path.exists(path) and _all_exist(rule.expand_log(wildcards)):
-                missing[path] = rule.name
-            job = (rule.name, tuple(sorted(wildcards.items())))
-            if job in seen_jobs:
-                continue
-            seen_jobs.add(job)
-            done = _all_exist(rule.expand_output(wildcards)[0])
-            stack.append(([str(f) for f in rule.expand_input(wildcards)[0]], done))
-    return missing
+    return {
+        path: rule.name
+        for path, rule, wildcards, consumer_done, _ in walk_upstream(inputs, rules, _all_exist(outputs))
+        if consumer_done and not os.path.exists(path) and _all_exist(rule.expand_log(wildcards))
+    }
 
 
 def remake_command(target: str, missing: list[str]) -> str:

@@ -8,6 +8,8 @@ and the benchmark file of every job upstream of those (``upstream_benchmarks``).
 
 from __future__ import annotations
 
+import os
+
 from depthwidth.rules import Call, Key, Rule
 
 
@@ -49,34 +51,50 @@ def _producer(rules, path: str):
     return min(producers, key=lambda r: len(r.wildcard_names)) if producers else None
 
 
-def upstream_benchmarks(targets: list[str], rules) -> list[str]:
-    """The benchmark file of every job that ``targets`` depend on, found by walking the rules backwards
-    from the targets as Snakemake builds its DAG: for each file, the rule that makes it, that job's
-    wildcards (from the file's path), its benchmark and its inputs. ``rules``: Snakemake ``Rule``
-    objects (``workflow.rules``).
+def _all_exist(paths) -> bool:
+    paths = [str(p) for p in paths]
+    return bool(paths) and all(os.path.exists(p) for p in paths)
 
-    Snakemake treats a benchmark file as a product of its job, so the report may take it as an input:
-    the report then runs after every job it summarises, and a deleted benchmark file reruns its job."""
-    out, seen_files, seen_jobs = [], set(), set()
-    stack = list(reversed(targets))
+
+def walk_upstream(targets: list[str], rules, targets_done: bool | None = None):
+    """Walk the rules backwards from ``targets`` as Snakemake builds its DAG: for each file, the rule that
+    makes it, that job's wildcards (from the file's path) and its inputs in turn. Yields ``(path, rule,
+    wildcards, consumer_done, first)`` for every file a rule makes: ``consumer_done`` whether the outputs
+    of some job that reads it all exist (``targets_done`` for the targets themselves; None throughout,
+    and no output checked, where ``targets_done`` is None), ``first`` whether this is the first file met
+    of its job. A file is met again when a consumer that is done reads it after one that is not.
+    ``rules``: Snakemake ``Rule`` objects (``workflow.rules``)."""
+    seen_files: dict[str, bool] = {}
+    seen_jobs: set = set()
+    stack = [(str(p), targets_done) for p in reversed(targets)]
     while stack:
-        path = stack.pop()
-        if path in seen_files:
+        path, consumer_done = stack.pop()
+        if path in seen_files and (seen_files[path] or not consumer_done):
             continue
-        seen_files.add(path)
+        seen_files[path] = consumer_done
         rule = _producer(rules, path)
         if rule is None:
             continue
         wildcards = rule.get_wildcards(path)
         job = (rule.name, tuple(sorted(wildcards.items())))
-        if job in seen_jobs:
-            continue
+        first = job not in seen_jobs
         seen_jobs.add(job)
-        if rule.benchmark:
-            out.append(str(rule.expand_benchmark(wildcards)))
-        job_inputs = rule.expand_input(wildcards)[0]
-        stack.extend(reversed([str(f) for f in job_inputs]))
-    return out
+        yield path, rule, wildcards, consumer_done, first
+        if first:
+            done = None if targets_done is None else _all_exist(rule.expand_output(wildcards)[0])
+            stack.extend((str(f), done) for f in reversed(rule.expand_input(wildcards)[0]))
+
+
+def upstream_benchmarks(targets: list[str], rules) -> list[str]:
+    """The benchmark file of every job that ``targets`` depend on (:func:`walk_upstream`).
+
+    Snakemake treats a benchmark file as a product of its job, so the report may take it as an input:
+    the report then runs after every job it summarises, and a deleted benchmark file reruns its job."""
+    return [
+        str(rule.expand_benchmark(wildcards))
+        for _, rule, wildcards, _, first in walk_upstream(targets, rules)
+        if first and rule.benchmark
+    ]
 
 
 def inputs(config: dict, rules) -> dict:
