@@ -17,6 +17,34 @@ import numpy as np
 import pandas as pd
 
 
+def _nearest(grid: np.ndarray, gamma: float) -> float:
+    """The paper's γ nearest ours."""
+    return float(grid[np.argmin(np.abs(grid - gamma))])
+
+
+def _at(table: pd.DataFrame, gamma: float, alpha: float) -> pd.DataFrame:
+    """The rows of a reading at (γ, α)."""
+    return table[np.isclose(table["gamma"], gamma, atol=1e-3) & np.isclose(table["alpha"], alpha, atol=1e-2)]
+
+
+def _judged(r, g: float, value: float, sigma_paper: float, **shown) -> dict:
+    """One cell of ours against the paper's ``value`` at the nearest γ ``g``: agree when
+    |ours − paper| ≤ 2·sqrt(se² + σ_paper²); ``shown``: the paper's columns of the table."""
+    se = float(r["stderr"]) if np.isfinite(r["stderr"]) else 0.0
+    tol = 2 * float(np.hypot(se, sigma_paper))
+    return {
+        "gamma": float(r["gamma"]),
+        "paper_gamma": g,
+        "gamma_on_grid": bool(abs(g - r["gamma"]) < 1e-3),
+        "alpha": float(r["alpha"]),
+        "ours": float(r["exponent"]),
+        "ours_se": se,
+        **shown,
+        "tolerance": tol,
+        "agree": bool(abs(float(r["exponent"]) - value) <= tol),
+    }
+
+
 def compare_exponents(
     ours: pd.DataFrame, fig4b: pd.DataFrame, fig6e: pd.DataFrame, decode_err: float
 ) -> pd.DataFrame:
@@ -26,36 +54,19 @@ def compare_exponents(
     grid = np.array(sorted(fig4b["gamma"].unique()))
     rows = []
     for _, r in ours.iterrows():
-        g = float(grid[np.argmin(np.abs(grid - r["gamma"]))])
+        g = _nearest(grid, r["gamma"])
         cell = fig4b[(fig4b["gamma"] == g) & (np.isclose(fig4b["alpha"], r["alpha"]))]
         if cell.empty:
             continue
         p = float(cell["alpha_m"].iloc[0])
-        e6 = fig6e[
-            np.isclose(fig6e["gamma"], g, atol=1e-3) & np.isclose(fig6e["alpha"], r["alpha"], atol=1e-2)
-        ]
-        if not e6.empty:
-            p6, s6 = float(e6["alpha_m"].iloc[0]), float(e6["alpha_m_err"].iloc[0])
-        else:
-            p6, s6 = np.nan, np.nan
-        sigma_paper = (s6 if np.isfinite(s6) else typical) + decode_err
-        se = float(r["stderr"]) if np.isfinite(r["stderr"]) else 0.0
-        tol = 2 * float(np.hypot(se, sigma_paper))
-        rows.append(
-            {
-                "gamma": float(r["gamma"]),
-                "paper_gamma": g,
-                "gamma_on_grid": bool(abs(g - r["gamma"]) < 1e-3),
-                "alpha": float(r["alpha"]),
-                "ours": float(r["exponent"]),
-                "ours_se": se,
-                "paper_fig4b": p,
-                "paper_fig6e": p6,
-                "paper_fig6e_err": s6,
-                "tolerance": tol,
-                "agree": bool(abs(float(r["exponent"]) - p) <= tol),
-            }
+        e6 = _at(fig6e, g, r["alpha"])
+        p6, s6 = (
+            (float(e6["alpha_m"].iloc[0]), float(e6["alpha_m_err"].iloc[0]))
+            if not e6.empty
+            else (np.nan,) * 2
         )
+        sigma_paper = (s6 if np.isfinite(s6) else typical) + decode_err
+        rows.append(_judged(r, g, p, sigma_paper, paper_fig4b=p, paper_fig6e=p6, paper_fig6e_err=s6))
     return pd.DataFrame(rows)
 
 
@@ -66,29 +77,12 @@ def compare_points(ours: pd.DataFrame, points: pd.DataFrame, grid) -> pd.DataFra
     grid = np.asarray(grid, dtype=float)
     rows = []
     for _, r in ours.iterrows():
-        g = float(grid[np.argmin(np.abs(grid - r["gamma"]))])
-        p = points[
-            np.isclose(points["gamma"], g, atol=1e-3) & np.isclose(points["alpha"], r["alpha"], atol=1e-2)
-        ]
+        g = _nearest(grid, r["gamma"])
+        p = _at(points, g, r["alpha"])
         if p.empty:
             continue
         pv, pe = float(p["alpha_m"].iloc[0]), float(p["alpha_m_err"].iloc[0])
-        se = float(r["stderr"]) if np.isfinite(r["stderr"]) else 0.0
-        tol = 2 * float(np.hypot(se, pe))
-        rows.append(
-            {
-                "gamma": float(r["gamma"]),
-                "paper_gamma": g,
-                "gamma_on_grid": bool(abs(g - r["gamma"]) < 1e-3),
-                "alpha": float(r["alpha"]),
-                "ours": float(r["exponent"]),
-                "ours_se": se,
-                "paper": pv,
-                "paper_err": pe,
-                "tolerance": tol,
-                "agree": bool(abs(float(r["exponent"]) - pv) <= tol),
-            }
-        )
+        rows.append(_judged(r, g, pv, pe, paper=pv, paper_err=pe))
     return pd.DataFrame(rows)
 
 
