@@ -3,7 +3,7 @@ rules/chinchilla.smk imports."""
 
 from __future__ import annotations
 
-from depthwidth.rules import Call, Rule
+from depthwidth.rules import Call, Keys, Rule
 
 # Keys of chinchilla.fit the dropped-points scan uses: editing another fit key (bootstrap, held-out,
 # variants) does not rerun the scan.
@@ -19,12 +19,6 @@ SCAN_FIT_KEYS = (
 )
 
 
-def fit_params(config: dict) -> dict:
-    """The fit subtree, with every key spelt out so that editing one reruns only the fit."""
-    # Sorted: Snakemake compares params in order, and key order depends on how config files were merged.
-    return dict(sorted(config["chinchilla"]["fit"].items()))
-
-
 # Keys of chinchilla.fit the Huber fit uses (chinchilla.huber sets the rest).
 HUBER_FIT_KEYS = (
     "width_scale",
@@ -37,7 +31,7 @@ HUBER_FIT_KEYS = (
 )
 
 
-def huber_params(config: dict) -> dict:
+def huber_params(config: dict, wildcards: dict | None = None) -> dict:
     """The Huber fit's settings: the fit keys it shares (``HUBER_FIT_KEYS``), ``chinchilla.huber``, loss
     huber, no variants, and the scan's k list and precision of the paper's errors."""
     c = config["chinchilla"]
@@ -56,15 +50,7 @@ def huber_params(config: dict) -> dict:
     )
 
 
-def chinchilla_law_params(config: dict) -> dict:
-    return dict(sorted(config["chinchilla"]["chinchilla_law"].items()))
-
-
-def shape_params(config: dict) -> dict:
-    return dict(sorted(config["chinchilla"]["shape"].items()))
-
-
-def drop_scan_params(config: dict) -> dict:
+def drop_scan_params(config: dict, wildcards: dict | None = None) -> dict:
     """The scan's k list and the fit settings it shares with the main fit."""
     fit = config["chinchilla"]["fit"]
     return dict(sorted({**{k: fit[k] for k in SCAN_FIT_KEYS}, **config["chinchilla"]["drop_scan"]}.items()))
@@ -108,13 +94,15 @@ def sweep_inputs(config: dict, name: str, openlm_files: list[str]) -> list[str]:
     return [s["path"]]
 
 
-def sweep_load_params(config: dict, name: str) -> dict:
-    s = sweep(config, name)
+def sweep_load_params(config: dict, wildcards: dict) -> dict:
+    """Rule chinchilla_sweep_points's params: the keys of the job's sweep that shape its runs.csv."""
+    s = sweep(config, wildcards["sweep"])
     return dict(sorted({k: s[k] for k in LOAD_KEYS if k in s}.items()))
 
 
-def sweep_identify_params(config: dict, name: str) -> dict:
-    s = sweep(config, name)
+def sweep_identify_params(config: dict, wildcards: dict) -> dict:
+    """Rule chinchilla_sweep_identify's params: the job's sweep less the keys only its runs.csv uses."""
+    s = sweep(config, wildcards["sweep"])
     return dict(
         sorted({k: v for k, v in s.items() if k not in LOAD_KEYS or k in ("name", "n_exponents")}.items())
     )
@@ -142,29 +130,18 @@ def openlm_files() -> list[str]:
     return files(load_manifest())
 
 
-def _whole(fn):
-    """A params function of the config alone, as a ``Call`` (the job's wildcards unused)."""
-    return Call(lambda config, wildcards: fn(config))
-
-
-def _of_sweep(fn):
-    """A params function of the config and the job's sweep, as a ``Call``."""
-    return Call(lambda config, wildcards: fn(config, wildcards["sweep"]))
-
-
 # Every rule's params and resources (depthwidth.rules). One thread each; rules that read pinned files get
-# their mirrors (``sources``), which are not a rerun trigger.
+# their mirrors (``sources``), which are not a rerun trigger. A whole config section is a ``Keys`` entry
+# (every key, sorted: editing one reruns only that rule); params drawn from several sections are a ``Call``.
 RULES = {
     "chinchilla_points": Rule(sources=True, mem_mb=500, runtime=5),
-    "chinchilla_fit": Rule(params={"fit": _whole(fit_params)}, mem_mb=1000, runtime=60),
-    "chinchilla_drop_scan": Rule(params={"scan": _whole(drop_scan_params)}, mem_mb=1000, runtime=30),
-    "chinchilla_huber": Rule(params={"fit": _whole(huber_params)}, mem_mb=1000, runtime=30),
-    "chinchilla_law": Rule(params={"cfg": _whole(chinchilla_law_params)}, mem_mb=1000, runtime=30),
+    "chinchilla_fit": Rule(params={"fit": Keys("chinchilla.fit")}, mem_mb=1000, runtime=60),
+    "chinchilla_drop_scan": Rule(params={"scan": Call(drop_scan_params)}, mem_mb=1000, runtime=30),
+    "chinchilla_huber": Rule(params={"fit": Call(huber_params)}, mem_mb=1000, runtime=30),
+    "chinchilla_law": Rule(params={"cfg": Keys("chinchilla.chinchilla_law")}, mem_mb=1000, runtime=30),
     "chinchilla_sweep_points": Rule(
-        params={"spec": _of_sweep(sweep_load_params)}, sources=True, mem_mb=1000, runtime=5
+        params={"spec": Call(sweep_load_params)}, sources=True, mem_mb=1000, runtime=5
     ),
-    "chinchilla_sweep_identify": Rule(
-        params={"cfg": _of_sweep(sweep_identify_params)}, mem_mb=1000, runtime=30
-    ),
-    "chinchilla_section": Rule(params={"shape": _whole(shape_params)}, mem_mb=1000, runtime=10),
+    "chinchilla_sweep_identify": Rule(params={"cfg": Call(sweep_identify_params)}, mem_mb=1000, runtime=30),
+    "chinchilla_section": Rule(params={"shape": Keys("chinchilla.shape")}, mem_mb=1000, runtime=10),
 }
