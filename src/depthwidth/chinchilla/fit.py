@@ -15,7 +15,7 @@ import pandas as pd
 
 from depthwidth.laws import lawfit
 from depthwidth.chinchilla.adam import fit_adam
-from depthwidth.laws.law import PARAMS, FitData, select_points
+from depthwidth.laws.law import PARAMS, FitData, select_points, unit_scales
 from depthwidth.optimal_shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
 
@@ -196,9 +196,7 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
     """The whole fit stage: main fit (stderr from lmfit's covariance and the paper's), bootstrap intervals,
     held-out check, variants. ``cfg`` is the ``chinchilla.fit`` config section (defaults filled in by the
     schema). Returns (fit.json content, bootstrap rows)."""
-    scales = dict(
-        width_scale=cfg["width_scale"], depth_scale=cfg["depth_scale"], tokens_scale=cfg["tokens_scale"]
-    )
+    scales = unit_scales(cfg)
     seed, n_starts = cfg["seed"], cfg["n_starts"]
     d = select_points(points, cfg["drop_highest_loss"], **scales)
     how = main_fit(cfg)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from depthwidth.laws import lawfit
 from depthwidth.chinchilla.fit import fit_law, main_fit, run_fit
-from depthwidth.laws.law import PARAMS, kept_mask, select_points
+from depthwidth.laws.law import PARAMS, kept_mask, select_points, unit_scales
 from depthwidth.chinchilla.scan import drop_scan
 from depthwidth.integrity import read_table, write_json, write_table
 
@@ -29,7 +29,7 @@ def delta_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
     """The fit on the points ``params["drop_highest_loss"]`` keeps, with the Huber loss at each δ of
     ``params["delta_scan"]`` and with least squares: one row per fit (``loss``, ``huber_delta``, values,
     objective, ``n_inside``: runs with |r| ≤ δ)."""
-    scales = {k: params[k] for k in ("width_scale", "depth_scale", "tokens_scale")}
+    scales = unit_scales(params)
     d = select_points(points, params["drop_highest_loss"], **scales)
     rows = []
     for loss, delta in [("huber", float(x)) for x in params["delta_scan"]] + [("squared", np.nan)]:
@@ -57,7 +57,7 @@ def leverage(
     """Per run of all points: tokens, loss, whether the paper's cut of ``cut`` leaves it out, its hat value
     h_i = [J(JᵀJ)⁻¹Jᵀ]_ii and Cook's distance r_i²/(p s²)·h_i/(1 − h_i)² under the least-squares fit on all
     points (``ls_values``), and its log residual under the Huber fit on all points (``huber_values``)."""
-    scales = {k: params[k] for k in ("width_scale", "depth_scale", "tokens_scale")}
+    scales = unit_scales(params)
     d = select_points(points, 0, **scales)
     how = lawfit.LawFit(starts=lawfit.paper_starts)
     p = how.params(d, ls_values)

@@ -17,7 +17,7 @@ import pandas as pd
 from depthwidth.laws import lawfit
 from depthwidth.chinchilla.adam import fit_adam_batch
 from depthwidth.chinchilla.fit import fit_law, main_fit, paper_stderrs
-from depthwidth.laws.law import PARAMS, select_points
+from depthwidth.laws.law import PARAMS, select_points, unit_scales
 from depthwidth.chinchilla.robustness import EXPONENTS, profile_statistics
 from depthwidth.integrity import read_table, write_table
 
@@ -32,7 +32,7 @@ def drop_scan(points: pd.DataFrame, params: dict, adam: bool = True) -> pd.DataF
     The paper's errors are computed in ``params["paper_stderr_precision"]`` (float64, or float32 as the
     paper's ``scanignore.py``; :func:`depthwidth.chinchilla.fit.paper_stderrs`), named in the column
     ``stderr_paper_precision``."""
-    scales = {k: params[k] for k in ("width_scale", "depth_scale", "tokens_scale")}
+    scales = unit_scales(params)
     how = main_fit(params)
     ks = list(params["drop_highest"])
     datasets = [select_points(points, k, **scales) for k in ks]

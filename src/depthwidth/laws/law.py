@@ -143,6 +143,15 @@ def kept_mask(loss: np.ndarray, drop_highest: int) -> np.ndarray:
     return loss < np.sort(loss)[-drop_highest]
 
 
+# The config keys that put a run's width, depth and tokens in fit units (``select_points``).
+SCALE_KEYS = ("width_scale", "depth_scale", "tokens_scale")
+
+
+def unit_scales(cfg: dict) -> dict:
+    """``select_points``' unit keywords (``SCALE_KEYS``) from a fit's settings."""
+    return {k: cfg[k] for k in SCALE_KEYS}
+
+
 def select_points(
     points: pd.DataFrame,
     drop_highest: int,
