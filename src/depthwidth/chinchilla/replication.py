@@ -146,12 +146,6 @@ def _named(x) -> dict:
     return {"A": float(np.exp(a)), "B": float(np.exp(b)), "E": float(np.exp(e)), "alpha": alpha, "beta": beta}
 
 
-def _kept_indices(points: pd.DataFrame, n_excluded: int) -> list[int]:
-    """Their ``indices``: rows with loss below the ``n_excluded``-th largest, in row order."""
-    L = points["loss"].to_numpy(float)
-    return [int(i) for i in np.flatnonzero(kept_mask(L, n_excluded))]
-
-
 def notebook_bootstrap(
     points: pd.DataFrame,
     n_excluded: int = 5,
@@ -164,16 +158,15 @@ def notebook_bootstrap(
     analytic gradient (``gradient``; theirs: autograd's) from Hoffmann et al.'s estimates; standard errors
     of A, B, E, α, β as the square root of ``np.cov``'s diagonal (ddof 1), 95 % percentile intervals, and
     the first five refits (their cell 30 prints them)."""
-    L = points["loss"].to_numpy(float)
-    N = points["params"].to_numpy(float)
-    D = points["flops"].to_numpy(float) / (6.0 * N)
-    idx = _kept_indices(points, n_excluded)
+    lN, lD, lL = (np.log(a) for a in replication_data(points, n_excluded))
+    # np.random.choice(indices, k) draws positions by randint(0, len(indices), k): drawing positions in the
+    # kept rows (in row order, as their ``indices``) gives their resamples
     rs = np.random.RandomState(seed)
-    draws = [rs.choice(idx, size=len(idx), replace=True) for _ in range(n_resamples)]
+    draws = [rs.choice(len(lL), size=len(lL), replace=True) for _ in range(n_resamples)]
     fits = []
     with np.errstate(all="ignore"):
         for ii in draws:
-            args = (np.log(N[ii]), np.log(D[ii]), np.log(L[ii]), delta)
+            args = (lN[ii], lD[ii], lL[ii], delta)
             fits.append(minimize(objective, list(HOFFMANN_PRECISE), args=args, jac=gradient, method="BFGS").x)
     P = np.array(fits)
     U = np.hstack([np.exp(P[:, :3]), P[:, 3:]])
