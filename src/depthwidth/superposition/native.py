@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from depthwidth.files import atomic_path, atomic_write_json
+from depthwidth.files import atomic_path, atomic_write_json, sha256_file
 
 log = logging.getLogger("depthwidth.superposition")
 
@@ -112,14 +112,6 @@ def build_key(source: bytes, flags: list[str], compiler: str, cpu: str) -> tuple
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16], parts
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def verify(lib: Path) -> tuple[str, str]:
     """(``""``, sha256) where the library ``lib`` is the file its ``.json`` records (size, then SHA-256),
     else (what is wrong, ``""``). Read before the library is loaded: ``dlopen`` maps a truncated file
@@ -134,7 +126,7 @@ def verify(lib: Path) -> tuple[str, str]:
         size = lib.stat().st_size
         if size != meta["size"]:
             return f"it is {size} bytes, the build wrote {meta['size']}", ""
-        sha = _file_sha256(lib)
+        sha = sha256_file(lib)
     except OSError as e:
         return f"it cannot be read ({e})", ""
     if sha != meta["sha256"]:
@@ -200,7 +192,7 @@ def cached_build(
                 check=True,
             )
             seconds = time.perf_counter() - t_cc
-            sha = _file_sha256(tmp)
+            sha = sha256_file(tmp)
             # the record first, then the library: a reader never sees a library newer than its record
             atomic_write_json(
                 lib.with_suffix(".json"),
