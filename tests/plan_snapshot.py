@@ -9,7 +9,8 @@ any rerun trigger, fails there.
 
 Values are recorded as ``repr`` strings, which is how Snakemake records params for its params rerun
 trigger (``persistence._params``): equal strings are equal Python values (dict key order included).
-Paths of the checkout and of the working folder are written as ``<repo>`` and ``<workdir>``.
+Paths of the checkout and of the working folder (and of their parents) are written as ``<repo>`` and
+``<workdir>`` (``<repo>/..``, ``<workdir>/..``), so the record holds in a checkout anywhere.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ CONFIGS = {
 
 def _plain(value, repo: str, workdir: str) -> str:
     text = repr(value).replace(workdir, "<workdir>").replace(str(Path(workdir).parent), "<workdir>/..")
-    return text.replace(repo, "<repo>")
+    # the checkout's parent too: config's `../shared/data` mirror resolves against the checkout as well
+    return text.replace(repo, "<repo>").replace(str(Path(repo).parent), "<repo>/..")
 
 
 def _job(job, persistence, repo: str, workdir: str) -> dict:
