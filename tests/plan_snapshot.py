@@ -33,9 +33,18 @@ CONFIGS = {
 
 
 def _plain(value, repo: str, workdir: str) -> str:
-    text = repr(value).replace(workdir, "<workdir>").replace(str(Path(workdir).parent), "<workdir>/..")
-    # the checkout's parent too: config's `../shared/data` mirror resolves against the checkout as well
-    return text.replace(repo, "<repo>").replace(str(Path(repo).parent), "<repo>/..")
+    # The parents too: config's `../shared/data` mirror resolves against both. Longest path first, so a
+    # checkout inside the temporary folder's parent (or the other way round) is written the same way.
+    names = {
+        workdir: "<workdir>",
+        str(Path(workdir).parent): "<workdir>/..",
+        repo: "<repo>",
+        str(Path(repo).parent): "<repo>/..",
+    }
+    text = repr(value)
+    for path in sorted((p for p in names if len(p) > 1), key=len, reverse=True):
+        text = text.replace(path, names[path])
+    return text
 
 
 def _job(job, persistence, repo: str, workdir: str) -> dict:
@@ -92,7 +101,9 @@ def plan(configs: list[str]) -> dict[str, dict]:
     )
 
     with tempfile.TemporaryDirectory() as tmp:
-        workdir = str(Path(tmp).resolve())
+        # one level down, so that the working folder's parent is a fresh folder, never the checkout's
+        workdir = str(Path(tmp).resolve() / "work")
+        Path(workdir).mkdir()
         with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
             wf = api.workflow(
                 snakefile=REPO / "Snakefile",
