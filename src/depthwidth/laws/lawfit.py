@@ -168,8 +168,9 @@ class LawFit:
         init = {**init, **self.fixed}
         p = lmfit.Parameters()
         for c in self.law.coefficients:
+            # c itself is exp(log c), computed where it is read (lmfit_values, values, stderrs): as an
+            # lmfit expression it would be re-evaluated by lmfit's interpreter at every residual call
             p.add(f"log_{c}", value=float(np.log(init[c])), min=LOG_C_BOUNDS[0], max=LOG_C_BOUNDS[1])
-            p.add(c, expr=f"exp(log_{c})")
         for a in self.law.exponents:
             p.add(a, value=float(np.clip(init[a], *ALPHA_BOUNDS)), min=ALPHA_BOUNDS[0], max=ALPHA_BOUNDS[1])
         for i, (name, lm) in enumerate(self.offsets(d)):
@@ -192,9 +193,8 @@ class LawFit:
         return p
 
     def lmfit_values(self, p: lmfit.Parameters) -> dict[str, float]:
-        """Every value by lmfit name, with c = exp(log c) computed here, not by lmfit's expression evaluator,
-        which ``valuesdict`` runs again on every access (the same number: both are numpy's exp)."""
-        v = {k: q.value for k, q in p.items() if q.expr is None}
+        """Every value by lmfit name, with c = exp(log c) (numpy's exp) beside log c."""
+        v = {k: q.value for k, q in p.items()}
         for c in self.law.coefficients:
             v[c] = np.exp(v[f"log_{c}"])
         return v
@@ -216,25 +216,34 @@ class LawFit:
 
     def values(self, res, d: FitData) -> dict[str, float]:
         """Parameter values of a fit by model name, in the law's order (offsets as L0 or L0[<group>])."""
-        v = {k: float(res.params[k].value) for k in self.law.params if k != self.law.offset}
+        v = {
+            k: float(np.exp(res.params[f"log_{k}"].value))
+            if k in self.law.coefficients
+            else float(res.params[k].value)
+            for k in self.law.params
+            if k != self.law.offset
+        }
         for name, lm in self.offsets(d):
             v[name] = float(res.params[lm].value)
         return v
 
     def stderrs(self, res, d: FitData) -> dict[str, float | None]:
         """lmfit's standard errors from the covariance; None where it could not be estimated or the
-        parameter is fixed. A coefficient's error is that of c (propagated from log c by lmfit). With the
-        Huber loss, the sandwich covariance instead (``huber_stderrs``); lmfit's is never used there: it
-        scales the loss-weighted Jacobian by Σ r²/(n − p), which the outliers the loss discounts dominate."""
+        parameter is fixed. A coefficient's error is that of c = exp(log c) to first order, c·SE(log c)
+        (lmfit's propagation of an expression parameter gives the same). With the Huber loss, the sandwich
+        covariance instead (``huber_stderrs``); lmfit's is never used there: it scales the loss-weighted
+        Jacobian by Σ r²/(n − p), which the outliers the loss discounts dominate."""
         names = [(k, k) for k in self.law.params if k != self.law.offset] + self.offsets(d)
         if self.least_squares.get("loss") == "huber":
             return huber_stderrs(self, res, d, names)
         out = {}
         for name, lm in names:
-            q = res.params[lm]
-            free = res.params[f"log_{lm}"].vary if lm in self.law.coefficients else q.vary
-            ok = free and q.stderr is not None and np.isfinite(q.stderr)
-            out[name] = float(q.stderr) if ok else None
+            coef = lm in self.law.coefficients
+            q = res.params[f"log_{lm}" if coef else lm]
+            ok = q.vary and q.stderr is not None and np.isfinite(q.stderr)
+            out[name] = (
+                (float(np.exp(q.value)) * float(q.stderr) if coef else float(q.stderr)) if ok else None
+            )
         return out
 
 
@@ -339,12 +348,21 @@ def log_residual_jacobian(
 
 
 # ---------------------------------------------------------------- fitting
-def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000, jac=None, **least_squares_kws):
+def best_of_starts(
+    residual,
+    param_sets,
+    args: tuple,
+    max_nfev: int = 20000,
+    jac=None,
+    covar: bool = True,
+    **least_squares_kws,
+):
     """The lowest-objective (χ², or Σ Huber_δ with ``loss="huber"``: ``objective``, set on the result as
     ``objective``) lmfit least-squares fit of ``residual`` over the ``param_sets`` (an iterable of
     ``lmfit.Parameters``); a start that fails or ends non-finite is skipped. RuntimeError if every one does.
     ``jac``: the analytic Jacobian, called as ``jac(params, *args)`` (columns in the order of the varying
-    parameters, see :func:`log_residual_jacobian`); None: lmfit's two-point differences.
+    parameters, see :func:`log_residual_jacobian`); None: lmfit's two-point differences. ``covar=False``
+    skips lmfit's covariance and standard errors (refits that keep only the values).
     ``least_squares_kws`` go to scipy's ``least_squares`` (e.g. ``loss``, ``f_scale``)."""
     extra = {"jac": jac} if jac is not None else {}
     best = None
@@ -359,6 +377,7 @@ def best_of_starts(residual, param_sets, args: tuple, max_nfev: int = 20000, jac
                 ftol=1e-12,
                 xtol=1e-12,
                 gtol=1e-12,
+                calc_covar=covar,
                 **extra,
                 **least_squares_kws,
             )
@@ -382,6 +401,7 @@ def fit(
     seed: int = 0,
     inits: list[dict] | None = None,
     max_nfev: int = 20000,
+    covar: bool = True,
 ) -> lmfit.minimizer.MinimizerResult:
     """Best fit over the ``inits`` (model names) and ``how.starts``' ``n_starts`` starts (seeded). The
     result has ``success`` (converged), ``message``, ``params`` (with stderr from the covariance),
@@ -390,7 +410,9 @@ def fit(
     ``how.values(res, d)`` and ``how.stderrs(res, d)``."""
     rng = np.random.default_rng(seed)
     starts = (how.params(d, init) for init in list(inits or []) + how.starts(d, n_starts, rng))
-    return best_of_starts(how.residual, starts, (d,), max_nfev, jac=how.jacobian, **how.least_squares)
+    return best_of_starts(
+        how.residual, starts, (d,), max_nfev, jac=how.jacobian, covar=covar, **how.least_squares
+    )
 
 
 def _has_every_group(d: FitData, n_groups: int) -> bool:
@@ -410,7 +432,7 @@ def bootstrap(
         idx = rng.integers(0, len(d), len(d))
         db = d.take(idx)
         if not how.group_offsets or _has_every_group(db, len(d.groups)):
-            res = fit(db, how, n_starts=n_starts, seed=seed + 1 + b, inits=[best])
+            res = fit(db, how, n_starts=n_starts, seed=seed + 1 + b, inits=[best], covar=False)
             rows.append({**how.values(res, d), "converged": bool(res.success)})
         prog.update()
     return pd.DataFrame(rows)
