@@ -18,7 +18,8 @@ legend text's colour nearest each marker colour; m is read and snapped to the ne
 
 - ``read_fig1``: the points of both panels as a DataFrame, and a summary (counts, tick residuals).
 - ``series_slopes``: the log-log slope of each series, over all its m and over the paper's fit range.
-- ``compare_losses``, ``losses_line``: our seed-mean losses at the paper's points, and one line per panel.
+- ``compare_losses``, ``compare_slopes``, ``losses_line``: our seed-mean losses at the paper's points, the
+  slopes per series, and one line per panel; ``main``: the same from the command line.
 """
 
 from __future__ import annotations
@@ -365,3 +366,29 @@ def losses_line(cmp: pd.DataFrame, slopes: pd.DataFrame, panel: str, n_points: i
         f"{label}: {k} of {n} of our cells agree with the paper's point within {RTOL:.0%} (+ 2 SE) "
         f"(median ours/paper = {med:.2f}; {n_points} points read){'; ' + '; '.join(flags) if flags else ''}; slopes: {sl_txt}"
     )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m depthwidth.paperfigs.fig1 CELLS_CSV [FIG1_PDF] [--summed]``: our cells (superposition
+    cells.csv) against the paper's Fig. 1b/1d, as Markdown tables and one line per panel."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("cells_csv")
+    ap.add_argument("pdf", nargs="?", default="data/raw/superposition_paper/figures/Fig-1-2.pdf")
+    ap.add_argument("--summed", action="store_true", help="cells.csv's final_loss is summed over features")
+    a = ap.parse_args(argv)
+    points, s = read_fig1(a.pdf)
+    cells = pd.read_csv(a.cells_csv)
+    cmp, sl = compare_losses(cells, points, a.summed), compare_slopes(cells, points)
+    print(sl.round(3).to_markdown(index=False))
+    print()
+    if len(cmp):
+        print(cmp.round(4).to_markdown(index=False))
+        print()
+    for p in PANELS:
+        print(losses_line(cmp, sl, p, s[p]["found"]))
+
+
+if __name__ == "__main__":
+    main()
