@@ -49,7 +49,8 @@ rule paperfigs_fig8b:
         "../scripts/paperfigs_fig8b.py"
 
 
-# Fig. 4b's heat map decoded through its colour bar, Figs. 6e's and 5b's points and error bars.
+# Fig. 4b's heat map decoded through its colour bar, Figs. 6e's and 5b's points and error bars, Fig. 1b/1d's
+# toy losses.
 rule paperfigs_toy:
     input:
         **paperfigs_pipeline.toy_inputs(),
@@ -57,6 +58,7 @@ rule paperfigs_toy:
         fig4b="results/paperfigs/fig4b_cells.csv",
         fig6e="results/paperfigs/fig6e_points.csv",
         fig5b="results/paperfigs/fig5b_points.csv",
+        fig1="results/paperfigs/fig1_points.csv",
         summary="results/paperfigs/toy_readings.json",
     log:
         "logs/paperfigs/toy.log",

@@ -291,3 +291,65 @@ def test_notebook_procedure_takes_the_autograd_loops_steps():
     assert ours["A"] == pytest.approx(A.item(), rel=1e-5)
     assert np.allclose([ours["B"][k] for k in groups], B.detach().numpy(), rtol=0, atol=1e-5)
     assert abs(ours["alpha"] - 1.0) > 0.01  # 300 steps moved the fit: the comparison has power
+
+
+@needs_shared_data
+def test_fig1_reads_eight_widths_per_law_in_both_panels():
+    """Fig. 1b/1d: 3 laws × 8 widths (m = 8 … 1024) per panel, tick residuals under 1e-3 pt, every m a power
+    of two to 1e-3; panel d's grey LLM circles are read apart."""
+    from depthwidth.paperfigs.fig1 import read_fig1
+
+    df, s = read_fig1(FIGS / "Fig-1-2.pdf")
+    assert s["b"]["found"] == 24 and s["d"]["found"] == 24
+    assert s["by_series"] == {f"{p}/{law}": 8 for p in "bd" for law in ("exponential", "linear", "power")}
+    assert s["max_m_snap_rel"] < 1e-3
+    for p in "bd":
+        assert s[p]["x_axis"]["residual_pt"] < 1e-3 and s[p]["y_axis"]["residual_pt"] < 1e-3
+    toy = df[df["series"] != "llm"]
+    assert sorted(toy.groupby(["panel", "series"])["m"].apply(tuple).unique()) == [
+        tuple(2 ** np.arange(3, 11))
+    ]
+    assert (df["series"] == "llm").sum() == s["d"]["llm_found"] > 0
+
+
+@needs_shared_data
+def test_fig1_slopes_weak_power_law_and_strong_regime():
+    """The weak panel's power-law series (α = 1.2) falls as m^−(α−1) = m^−0.2 over its 8 widths to within
+    0.05; the strong panel's power and exponential series fall as about 1/m (within 0.1 over the paper's fit
+    range)."""
+    from depthwidth.paperfigs.fig1 import read_fig1, series_slopes
+
+    df, _ = read_fig1(FIGS / "Fig-1-2.pdf")
+    sl = series_slopes(df).set_index(["panel", "series"])
+    weak = sl.loc[("b", "power")]
+    assert weak["alpha"] == 1.2
+    assert abs(weak["slope_all"] - (-(weak["alpha"] - 1))) < 0.05
+    for law in ("power", "exponential"):
+        assert abs(sl.loc[("d", law), "slope_fit_range"] + 1.0) < 0.1
+
+
+@needs_shared_data
+def test_fig1_comparison_flags_a_disagreement():
+    """Synthetic cells at the paper's n, γ and α: a loss at the paper's value agrees, one at twice it does not
+    (tolerance 25 %); a cell at γ = 0.3 is compared with the strong panel's γ = 0.1 and flagged; the
+    per-feature loss is put in the paper's unit (× n)."""
+    import pandas as pd
+
+    from depthwidth.paperfigs.fig1 import compare_losses, compare_slopes, losses_line, read_fig1
+
+    df, s = read_fig1(FIGS / "Fig-1-2.pdf")
+    pb = df[(df["panel"] == "b") & (df["series"] == "power")].set_index("m")["loss"]
+    pd_ = df[(df["panel"] == "d") & (df["series"] == "power")].set_index("m")["loss"]
+    n = 10240
+    rows = []
+    for seed in range(2):
+        rows.append(("power-a1.2", 1.2, -1.0, n, 64, seed, pb[64] / n))
+        rows.append(("power-a1.2", 1.2, -1.0, n, 128, seed, 2 * pb[128] / n))
+        rows.append(("power-a1.2", 1.2, 0.3, n, 64, seed, pd_[64] / n))
+    cells = pd.DataFrame(rows, columns=["distribution", "alpha", "gamma", "n", "m", "seed", "final_loss"])
+    cmp = compare_losses(cells, df).set_index(["panel", "m"])
+    assert bool(cmp.loc[("b", 64), "agree"]) and not bool(cmp.loc[("b", 128), "agree"])
+    assert np.isclose(cmp.loc[("b", 128), "ratio"], 2.0)
+    assert bool(cmp.loc[("d", 64), "agree"]) and not bool(cmp.loc[("d", 64), "gamma_on_paper"])
+    line = losses_line(cmp.reset_index(), compare_slopes(cells, df), "b", s["b"]["found"])
+    assert line.startswith("Fig. 1b (weak regime, loss vs m): 1 of 2 of our cells agree")

@@ -25,8 +25,10 @@ CONCORDANCE: list[dict] = [
         "paper": "A",
         "figure": "1b, 1d",
         "shows": "toy loss vs width, weak / strong superposition; LLM losses in grey",
-        "ours": "superposition section, loss vs m",
-        "status": "partly: exponents compared as numbers; the panels are not overlaid",
+        "ours": "superposition section, loss vs m; paperfigs section (1b, 1d read, our cells overlaid)",
+        "status": (
+            "partly: 1b, 1d read (24 toy points each; panel d's grey LLM circles read apart, not compared); the paper's runs (n = 10240, laws linear / power α = 1.2 / exponential, 40000 steps) are not in the default run, so values are compared only at the same law and m, flagged where α, γ or n differ, and slopes per series"
+        ),
         "command": DEFAULT,
     },
     {

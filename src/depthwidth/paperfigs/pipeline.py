@@ -20,7 +20,11 @@ RULES = {
         runtime=20,
     ),
     "paperfigs_toy": Rule(mem_mb=2000, runtime=10),
-    "paperfigs_section": Rule(mem_mb=2000, runtime=10),
+    "paperfigs_section": Rule(
+        params={"loss_summed": Key("superposition.analysis.loss_summed_over_features")},
+        mem_mb=2000,
+        runtime=10,
+    ),
 }
 
 
@@ -35,6 +39,7 @@ def toy_inputs() -> dict:
         "fig4": str(RAW / "figures/Fig-4-3.pdf"),
         "fig5": str(RAW / "figures/Fig-5-1.pdf"),
         "fig6": str(RAW / "figures/Fig-6-3.pdf"),
+        "fig1": str(RAW / "figures/Fig-1-2.pdf"),
     }
 
 
@@ -47,6 +52,7 @@ def section_inputs(config: dict) -> dict:
         "fig4b": "results/paperfigs/fig4b_cells.csv",
         "fig6e": "results/paperfigs/fig6e_points.csv",
         "fig5b": "results/paperfigs/fig5b_points.csv",
+        "fig1": "results/paperfigs/fig1_points.csv",
         "toy": "results/paperfigs/toy_readings.json",
         "fig8b_points": "results/paperfigs/fig8b_points.csv",
         "fig8b_fits": "results/paperfigs/fig8b_fits.csv",
@@ -54,4 +60,5 @@ def section_inputs(config: dict) -> dict:
     }
     if "superposition" in config["stages"]:
         out["exponents"] = "results/superposition/exponents.csv"
+        out["cells"] = "results/superposition/cells.csv"
     return out

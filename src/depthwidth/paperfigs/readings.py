@@ -2,12 +2,13 @@
 
 - ``paperfigs_fig8``: rule paperfigs_fig8, Fig. 8a's overlaps and their fits, the fit notebook's outputs.
 - ``paperfigs_fig8b``: rule paperfigs_fig8b, Fig. 8b's 108 losses and the width law refitted on them.
-- ``paperfigs_toy``: rule paperfigs_toy, Fig. 4b's heat map and Figs. 6e's and 5b's points.
+- ``paperfigs_toy``: rule paperfigs_toy, Fig. 4b's heat map, Figs. 6e's and 5b's points, Fig. 1b/1d's losses.
 """
 
 from __future__ import annotations
 
 from depthwidth.integrity import write_json, write_table
+from depthwidth.paperfigs.fig1 import read_fig1
 from depthwidth.paperfigs.fig4 import read_fig4b
 from depthwidth.paperfigs.fig6 import read_fig5b, read_fig6e
 from depthwidth.paperfigs.fig8 import overlap_fits, read_fig8a
@@ -68,17 +69,20 @@ def paperfigs_toy(
     fig4_pdf: str,
     fig6_pdf: str,
     fig5_pdf: str,
+    fig1_pdf: str,
     *,
     fig4b_csv: str,
     fig6e_csv: str,
     fig5b_csv: str,
+    fig1_csv: str,
     summary_json: str,
 ) -> dict:
     """Rule paperfigs_toy: Fig. 4b's heat map decoded, Figs. 6e's and 5b's points read, with the
-    cross-checks (4b against 6e; 5b against the 6e points at the same cells)."""
+    cross-checks (4b against 6e; 5b against the 6e points at the same cells), and Fig. 1b/1d's losses."""
     f4, s4 = read_fig4b(fig4_pdf)
     f6, s6 = read_fig6e(fig6_pdf)
     f5, s5 = read_fig5b(fig5_pdf)
+    f1, s1 = read_fig1(fig1_pdf)
     key = ["gamma", "alpha_grid"]
     on6 = f5.assign(alpha_grid=(f5["alpha"] / 0.125).round() * 0.125).merge(
         f6.assign(alpha_grid=(f6["alpha"] / 0.125).round() * 0.125), on=key, suffixes=("_5b", "_6e")
@@ -100,6 +104,7 @@ def paperfigs_toy(
         "fig4b": s4,
         "fig6e": s6,
         "fig5b": s5,
+        "fig1": s1,
         "cross_check": {
             "n_cells": len(both),
             "max_abs_diff": float(diff.max()),
@@ -109,5 +114,6 @@ def paperfigs_toy(
     write_table(f4, fig4b_csv)
     write_table(f6, fig6e_csv)
     write_table(f5, fig5b_csv)
+    write_table(f1, fig1_csv)
     write_json(summary_json, summary)
     return summary

@@ -1,5 +1,5 @@
 """The paper-figures stage's report section: the LLM rows tested on the paper's Fig. 8 points, our toy
-exponents over Figs. 4b, 6e and 5b, and the figure concordance (the readings: ``readings``).
+exponents over Figs. 4b, 6e and 5b, our toy losses over Fig. 1b/1d, and the figure concordance (the readings: ``readings``).
 
 - ``paperfigs_section``: rule paperfigs_section, the report section and its headline rows.
 """
@@ -14,6 +14,7 @@ import pandas as pd
 
 from depthwidth.integrity import read_json, read_table
 from depthwidth.paperfigs.concordance import CONCORDANCE
+from depthwidth.paperfigs.fig1 import RTOL, compare_losses, compare_slopes, losses_line
 from depthwidth.paperfigs.fig6 import GAMMA_GRID
 from depthwidth.paperfigs.toy import compare_exponents, compare_points, points_line, summary_line
 from depthwidth.papers import ALPHA_M_LLM
@@ -102,6 +103,10 @@ def toy_html(toy: dict | None, figures: Figures) -> tuple[str, list[str]]:
         html5, line5 = fig5b_html(toy, figures)
         parts.append(html5)
         lines.append(line5)
+    if "fig1" in toy:
+        html1, lines1 = fig1_html(toy, figures)
+        parts.append(html1)
+        lines.extend(lines1)
     if len(cmp):
         parts.append(
             figures.html(
@@ -144,6 +149,78 @@ def fig5b_html(toy: dict, figures: Figures) -> tuple[str, str]:
             )
         )
     return "\n".join(parts), line
+
+
+def fig1_html(toy: dict, figures: Figures) -> tuple[str, list[str]]:
+    """Fig. 1b/1d (toy loss vs m, weak and strong regime) with our cells over it, and one line per panel."""
+    s1, f1, cmp, sl = toy["summary"]["fig1"], toy["fig1"], toy["compare_1"], toy["slopes_1"]
+    lines = [losses_line(cmp, sl, p, s1[p]["found"]) for p in ("b", "d")]
+    parts = [
+        "<h3>Toy losses against the paper's Fig. 1b/1d</h3><p>Fig. 1b and 1d read off the vector PDF: "
+        f"{s1['b']['found']} and {s1['d']['found']} markers (8 widths × 3 laws each; {s1['d']['llm_found']} grey LLM "
+        f"circles of panel d read apart and not compared); tick residuals b {s1['b']['x_axis']['residual_pt']:.1e} / "
+        f"{s1['b']['y_axis']['residual_pt']:.1e} pt, d {s1['d']['x_axis']['residual_pt']:.1e} / "
+        f"{s1['d']['y_axis']['residual_pt']:.1e} pt; m within {s1['max_m_snap_rel']:.1e} (relative) of a power of two. "
+        "The paper's runs: n = 10240, 40000 steps, γ = −1 (weak) and 0.1 (strong), loss summed over the features "
+        "(its exp-17); ours are compared at the same law and m, in the same unit (our per-feature mean × our n), "
+        f"flagged where α, γ or n differ. No error bars are drawn: agree = within {RTOL:.0%} of the paper's value "
+        "+ 2 SE of ours.</p>",
+        *("<p>" + html.escape(line) + "</p>" for line in lines),
+    ]
+    if len(sl.dropna(subset=["our_slope"])) or len(cmp):
+        parts.append(figures.html(_fig_1(f1, toy["ours_1"], sl), "toy_fig1_overlay", _FIG1_CAPTION))
+    parts.append(
+        table_html(
+            sl,
+            "Per series: log-log slope of loss on m, the paper's points (all m; m ≥ the paper's "
+            "fit range) against ours (every width we ran of the matched law and regime) and the theory.",
+        )
+    )
+    if len(cmp):
+        parts.append(
+            table_html(
+                cmp,
+                f"Per point: ours against Fig. 1's value at the same m; agree: |ours − paper| ≤ "
+                f"{RTOL:.0%} of the paper's value + 2 SE.",
+            )
+        )
+    return "\n".join(parts), lines
+
+
+_FIG1_CAPTION = (
+    "Fig. 1b (weak superposition, left) and 1d (strong, right): the paper's toy losses (filled markers and dashed "
+    "lines, colour = frequency law; n = 10240, 40000 steps) and ours (black open squares, seed mean ± 2 SE, the "
+    "matched law and regime, loss summed over our n features; 2000 steps)."
+)
+_LAW_COLOR = {"linear": "C2", "power": "C1", "exponential": "C0"}
+
+
+def _fig_1(f1: pd.DataFrame, ours: pd.DataFrame, sl: pd.DataFrame):
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
+    for ax, panel in zip(axes, ("b", "d")):
+        p = f1[(f1["panel"] == panel) & (f1["series"] != "llm")]
+        for law, g in p.groupby("series"):
+            g = g.sort_values("m")
+            ax.plot(g["m"], g["loss"], "o--", color=_LAW_COLOR.get(law, "k"), label=f"paper, {law}")
+        o = ours[ours["panel"] == panel]
+        for (a, gm), g in o.groupby(["alpha", "gamma"]):
+            ax.errorbar(
+                g["m"],
+                g["mean"],
+                yerr=2 * g["se"],
+                fmt="s",
+                color="k",
+                mfc="none",
+                ms=6,
+                label=f"ours, α = {a:g}, γ = {gm:g}",
+            )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("width m")
+        ax.set_title(f"Fig. 1{panel}: {'weak' if panel == 'b' else 'strong'} superposition")
+        ax.legend(fontsize=6)
+    axes[0].set_ylabel("loss (summed over features)")
+    return fig
 
 
 _FIG5B_CAPTION = (
@@ -333,6 +410,29 @@ def concordance_html() -> str:
     )
 
 
+def fig1_tables(fig1_csv: str, cells_csv: str | None, loss_summed: bool) -> dict:
+    """Fig. 1's points, our cells against them (``compare_1``, ``slopes_1``) and our seed means per panel."""
+    from depthwidth.paperfigs.fig1 import _match, _ours
+
+    f1 = read_table(fig1_csv, "paperfigs_toy", ("panel", "series", "m", "loss"))
+    cols = ("distribution", "alpha", "gamma", "n", "m", "seed", "final_loss")
+    if cells_csv:
+        cells = read_table(cells_csv, "superposition_tables", cols)
+    else:
+        cells = pd.DataFrame(columns=list(cols))
+    ours = _ours(cells, loss_summed)
+    shown = []
+    for (panel, _), g in f1[f1["series"] != "llm"].groupby(["panel", "series"]):
+        shown.append(_match(ours, g.iloc[0]).assign(panel=panel))
+    shown = pd.concat(shown).drop_duplicates() if shown else ours.assign(panel=[])
+    return {
+        "fig1": f1,
+        "compare_1": compare_losses(cells, f1, loss_summed),
+        "slopes_1": compare_slopes(cells, f1),
+        "ours_1": shown,
+    }
+
+
 def paperfigs_section(
     points_csv: str,
     fits_csv: str,
@@ -346,6 +446,9 @@ def paperfigs_section(
     fig8b_json: str | None = None,
     *,
     fig5b_csv: str,
+    fig1_csv: str | None = None,
+    cells_csv: str | None = None,
+    loss_summed: bool = False,
     html_path: str,
     headline_path: str,
     figures_dir: str,
@@ -365,6 +468,8 @@ def paperfigs_section(
     cmp = compare_exponents(ours, f4, f6, ts["cross_check"]["max_abs_diff"])
     cmp5 = compare_points(ours, f5, GAMMA_GRID)
     toy = {"summary": ts, "compare": cmp, "fig4b": f4, "fig6e": f6, "fig5b": f5, "compare_5b": cmp5}
+    if fig1_csv and "fig1" in ts:
+        toy.update(fig1_tables(fig1_csv, cells_csv, loss_summed))
     fig8b = None
     if fig8b_points_csv:
         fig8b = {
