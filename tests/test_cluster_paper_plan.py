@@ -52,7 +52,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
     jobs = {
         # the files pinned in src/depthwidth/download/manifest.yaml that a rule reads: the Chinchilla points
         # and table A9 (2), the OpenLM sweeps' run files and configs (110), the FineWeb mirror (1, only for a
-        # raw corpus), and of the superposition paper's files the five the paper-figures stage reads
+        # raw corpus), and of the superposition paper's files the six the paper-figures stage reads
         "fetch_file": sum(
             1
             for key in load_manifest()
@@ -96,7 +96,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "lm_head_token_counts": len(tf["tokenizers"]) * len(tf["corpora"]),
         "lm_head_token_fit": 1,
         "lm_head_section": 1,
-        # the paper's figures read back (Fig. 8a, 8b; Figs. 4b, 5b, 6e) and their section
+        # the paper's figures read back (Fig. 8a, 8b; Figs. 1b/1d, 4b, 5b, 6e) and their section
         **{f"paperfigs_{r}": 1 for r in ("fig8", "fig8b", "toy", "section")},
         "report": 1,
     }
@@ -137,8 +137,8 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     # trainings + 27 model fetches + 27 geometries + 16 token counts (4 x 4) + 18 + 18 hidden-state
     # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 17 single jobs
     # (chinchilla 6, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
-    # LM head 3, report) + 5 pinned figure files and the paper-figures stage's 4 jobs.
-    assert sum(planned.values()) == 1901
+    # LM head 3, report) + 6 pinned figure files and the paper-figures stage's 4 jobs.
+    assert sum(planned.values()) == 1902
 
 
 @pytest.mark.workflow

@@ -72,3 +72,29 @@ def test_a_failed_forced_run_is_stopped_then_remade_by_the_printed_command(compl
     assert _cells(wd) == cells
     for name in ("headline.csv", "superposition/cells.csv", "superposition/exponents.csv"):
         assert pd.read_csv(wd / "results" / name).equals(pd.read_csv(completed_run / "results" / name)), name
+
+
+def test_a_new_input_after_an_upgrade_is_made_not_stopped_on(completed_run, tmp_path):
+    """An upgrade that gives a rule a new output and its consumer a new input leaves that file missing in an
+    old work folder, while the job that will make it has a log. Snakemake's records say no present output
+    was built from it, so the plain command plans its job and the consumer's (its input set changed)
+    instead of stopping. The same missing file that the consumer's record lists stops the run."""
+    import json
+
+    wd = copy_work_folder(completed_run, tmp_path / "wd")
+    cell = next(c for c in _cells(wd) if c.name == "train.json")  # an output (not its seal)
+    (wd / cell).unlink()
+    q = run(wd, "-n", "--cores", "1", check=False)
+    assert q.returncode != 0 and str(cell) in q.stdout + q.stderr  # built from it, now missing: a hole
+    meta = wd / ".snakemake" / "metadata"
+    stripped = 0
+    for f in meta.rglob("*"):
+        if f.is_file():
+            record = json.loads(f.read_text())
+            if str(cell) in (record.get("input") or []):
+                record["input"].remove(str(cell))
+                f.write_text(json.dumps(record))
+                stripped += 1
+    assert stripped >= 1  # the consumer's records, as the version before the new input wrote them
+    planned = dry_run(wd)
+    assert planned.get("superposition_train", 0) >= 1 and planned.get("superposition_tables") == 1, planned

@@ -5,8 +5,9 @@ What the panels hold (the paper's exp-17, ``exp/exp-17.py`` of its repository; c
 n = 10240 features, m = 2^3 … 2^10, three feature-frequency laws told apart by colour (legend of panel b,
 whose text is drawn in the series' colours): linear decay p_i ∝ n − i, power-law decay p_i ∝ i^−1.2
 (α = 1.2) and exponential decay p_i ∝ e^{−i/1000} (exp-17's 'exponential'; its 'exponential1', k = 400,
-is not drawn: the blue series' loss at m = 1024 is ≈ 0.4, the tail mass of k = 1000). Weak regime γ = −1,
-strong γ = 0.1; loss = the MSE summed over the n features, last of 40000 steps. Panel b draws the series as
+is not drawn: the blue series' loss at m = 1024 is ≈ 0.4, the tail mass of k = 1000). Weak regime γ = 0.1,
+strong γ = −1 (exp-17's default weight decay: γ < 0 grows the weights, strong superposition, as in our
+toy); loss = the MSE summed over the n features, last of 40000 steps. Panel b draws the series as
 circles joined by dashed lines, panel d as squares with dashed power-law guides; panel d also holds grey
 circles, LLM losses (read here, labelled ``llm``, never compared), and a black dashed slope −1 guide. The
 dashed lines are drawn as filled dash outlines and are not read: the markers carry every data point.
@@ -36,13 +37,13 @@ from depthwidth.paperfigs.vector import read_page
 PANELS = {
     "b": {
         "regime": "weak",
-        "gamma": -1.0,
+        "gamma": 0.1,
         "shape": "circle",
         "labels": {"x": [10.0, 100.0, 1000.0], "y": [0.1, 1.0]},
     },
     "d": {
         "regime": "strong",
-        "gamma": 0.1,
+        "gamma": -1.0,
         "shape": "square",
         "labels": {"x": [10.0, 100.0, 1000.0, 10000.0], "y": [0.01, 0.1, 1.0]},
     },
@@ -228,7 +229,7 @@ def _ours(cells: pd.DataFrame, summed: bool) -> pd.DataFrame:
 
 def _match(ours: pd.DataFrame, p: pd.Series, max_dalpha: float = 0.1) -> pd.DataFrame:
     """Our cells of the paper point's law and regime: the same distribution, or for the power law the
-    nearest α within ``max_dalpha``; γ = −1 for the weak regime, the nearest γ > 0 for the strong."""
+    nearest α within ``max_dalpha``; γ = −1 for the strong regime, the nearest γ > 0 for the weak."""
     if p["series"] == "power":
         c = ours[
             ours["distribution"].str.fullmatch(r"power-a[0-9.]+")
@@ -238,7 +239,7 @@ def _match(ours: pd.DataFrame, p: pd.Series, max_dalpha: float = 0.1) -> pd.Data
             c = c[(c["alpha"] - p["alpha"]).abs() == (c["alpha"] - p["alpha"]).abs().min()]
     else:
         c = ours[ours["distribution"] == p["distribution"]]
-    if p["regime"] == "weak":
+    if p["regime"] == "strong":
         return c[np.isclose(c["gamma"], -1.0)]
     c = c[c["gamma"] > 0]
     if len(c):

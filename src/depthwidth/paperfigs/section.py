@@ -161,7 +161,7 @@ def fig1_html(toy: dict, figures: Figures) -> tuple[str, list[str]]:
         f"circles of panel d read apart and not compared); tick residuals b {s1['b']['x_axis']['residual_pt']:.1e} / "
         f"{s1['b']['y_axis']['residual_pt']:.1e} pt, d {s1['d']['x_axis']['residual_pt']:.1e} / "
         f"{s1['d']['y_axis']['residual_pt']:.1e} pt; m within {s1['max_m_snap_rel']:.1e} (relative) of a power of two. "
-        "The paper's runs: n = 10240, 40000 steps, γ = −1 (weak) and 0.1 (strong), loss summed over the features "
+        "The paper's runs: n = 10240, 40000 steps, γ = 0.1 (weak) and −1 (strong), loss summed over the features "
         "(its exp-17); ours are compared at the same law and m, in the same unit (our per-feature mean × our n), "
         f"flagged where α, γ or n differ. No error bars are drawn: agree = within {RTOL:.0%} of the paper's value "
         "+ 2 SE of ours.</p>",

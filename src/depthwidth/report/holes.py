@@ -9,28 +9,68 @@ Snakemake builds its DAG, and ``remake_command`` gives the one command that rema
 sections and the report that use them (missing target files make their jobs run, and every job
 downstream of a job that runs runs too). ``rules/common.smk`` (``stop_on_missing``) stops the workflow
 with both before any job starts.
+
+A missing file that no present output was built from is not a hole: after an upgrade that gives a rule a
+new output and its consumer a new input, Snakemake's records (``.snakemake/metadata``) list the inputs
+each output was made from; the consumer's record lacks the new file, so Snakemake reruns the consumer
+(its set of inputs changed) and makes the file first. ``recorded_inputs`` reads those records.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shlex
+from pathlib import Path
 
 from depthwidth.report.pipeline import _all_exist, walk_upstream
 
+METADATA = Path(".snakemake") / "metadata"
 
-def missing_upstream(inputs: list[str], outputs: list[str], rules) -> dict[str, str]:
+
+def recorded_inputs(metadata: str | Path = METADATA) -> set[str] | None:
+    """Every input file that Snakemake recorded for an output that is present (one JSON record per output,
+    named by the output path in URL-safe base64, split into folders where longer than a file name may
+    be); None where no record of a present output could be read (then nothing is known to have been
+    built from anything)."""
+    root = Path(metadata)
+    if not root.is_dir():
+        return None
+    found, read = set(), 0
+    for f in root.rglob("*"):
+        if not f.is_file():
+            continue
+        try:
+            path = base64.urlsafe_b64decode("".join(f.relative_to(root).parts)).decode()
+            if not os.path.exists(path):
+                continue
+            record = json.loads(f.read_text())
+        except (ValueError, OSError):  # a name that is not a record, a record being written
+            continue
+        read += 1
+        found.update(record.get("input") or [])
+    return found if read else None
+
+
+def missing_upstream(
+    inputs: list[str], outputs: list[str], rules, metadata: str | Path = METADATA
+) -> dict[str, str]:
     """Every file that a job which ran before made, that is missing now, and that is read by a job whose
     outputs all exist (so Snakemake would neither run that job nor remake the file): among ``inputs`` when
     all of ``outputs`` (the report's) exist, and among the inputs of every job upstream of them. "Ran
     before": the producing job's log file exists (Snakemake keeps the log of a failed job and deletes its
     outputs); a file of a job that never ran (a cell just added to a grid) is left to Snakemake.
-    ``rules``: Snakemake ``Rule`` objects (``workflow.rules``). Returns file -> the rule that makes it."""
-    return {
+    ``rules``: Snakemake ``Rule`` objects (``workflow.rules``). Of those, only the files that some present
+    output was recorded as built from (``recorded_inputs`` of ``metadata``; all of them where there are no
+    records). Returns file -> the rule that makes it."""
+    holes = {
         path: rule.name
         for path, rule, wildcards, consumer_done, _ in walk_upstream(inputs, rules, _all_exist(outputs))
         if consumer_done and not os.path.exists(path) and _all_exist(rule.expand_log(wildcards))
     }
+    built_from = recorded_inputs(metadata) if holes else None
+    return holes if built_from is None else {h: r for h, r in holes.items() if h in built_from}
 
 
 def remake_command(target: str, missing: list[str]) -> str:
