@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from depthwidth.laws.loglog import power_law_fit
 from depthwidth.paperfigs.axes import calibrate, find_frames
 from depthwidth.paperfigs.marks import _inside, find_markers, marker_shape, to_table
 from depthwidth.paperfigs.vector import read_page
@@ -187,10 +188,8 @@ def read_fig1(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
 
 
 def _slope(m, loss) -> float:
-    m, loss = np.asarray(m, dtype=float), np.asarray(loss, dtype=float)
-    if len(m) < 2 or len(np.unique(m)) < 2:
-        return np.nan
-    return float(np.polyfit(np.log(m), np.log(loss), 1)[0])
+    """The slope of log loss on log m (the fitting layer's log-log line; NaN below two distinct m)."""
+    return -power_law_fit(m, loss)["exponent"]
 
 
 def series_slopes(points: pd.DataFrame) -> pd.DataFrame:
