@@ -32,7 +32,7 @@ import pandas as pd
 
 from depthwidth.laws.loglog import power_law_fit
 from depthwidth.paperfigs.axes import calibrate, find_frames
-from depthwidth.paperfigs.marks import _inside, find_markers, marker_shape, to_table
+from depthwidth.paperfigs.marks import _inside, find_markers, marker_record, marker_shape, to_table
 from depthwidth.paperfigs.vector import read_page
 
 PANELS = {
@@ -97,17 +97,7 @@ def _rings(shapes, frame, shape: str) -> list[dict]:
         kind = marker_shape(s)
         if (shape == "circle") != (kind == "circle"):
             continue
-        out.append(
-            {
-                "shape": shape,
-                "cx": s.cx,
-                "cy": s.cy,
-                "size": max(s.w, s.h),
-                "fill_color": tuple(round(c, 4) for c in s.fill_color),
-                "fill_alpha": s.fill_alpha,
-                "edge": True,
-            }
-        )
+        out.append(marker_record(s, shape, edge=True))
     return out
 
 

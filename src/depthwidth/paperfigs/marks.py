@@ -50,6 +50,20 @@ def _inside(s: Shape, frame: tuple, pad: float = 0.5) -> bool:
     return x0 - pad <= s.cx <= x1 + pad and y0 - pad <= s.cy <= y1 + pad
 
 
+def marker_record(s, shape: str, edge: bool) -> dict:
+    """One marker's row: its shape, centre, size, fill colour (rounded to 1e-4) and opacity; ``edge``
+    whether it was found by its outline."""
+    return {
+        "shape": shape,
+        "cx": s.cx,
+        "cy": s.cy,
+        "size": max(s.w, s.h),
+        "fill_color": tuple(round(c, 4) for c in s.fill_color),
+        "fill_alpha": s.fill_alpha,
+        "edge": edge,
+    }
+
+
 def find_markers(
     shapes: list[Shape],
     frame: tuple,
@@ -81,17 +95,7 @@ def find_markers(
                 m["outer_size"] = max(s.w, s.h)
                 break
         else:
-            out.append(
-                {
-                    "shape": marker_shape(s),
-                    "cx": s.cx,
-                    "cy": s.cy,
-                    "size": max(s.w, s.h),
-                    "fill_color": tuple(round(c, 4) for c in s.fill_color),
-                    "fill_alpha": s.fill_alpha,
-                    "edge": False,
-                }
-            )
+            out.append(marker_record(s, marker_shape(s), edge=False))
     return out
 
 
