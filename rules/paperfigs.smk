@@ -74,6 +74,28 @@ rule paperfigs_toy:
         "../scripts/paperfigs_toy.py"
 
 
+# The toy figures of the two regimes: Fig. 3 (represented fraction over γ), Fig. 5a (loss against the loss by
+# unlearned features), Figs. 6c/6d (strong representation, overlaps against m), Fig. 7 (activation density).
+rule paperfigs_regimes:
+    input:
+        **paperfigs_pipeline.regimes_inputs(),
+    output:
+        **paperfigs_pipeline.REGIMES_TABLES,
+        summary=paperfigs_pipeline.REGIMES_SUMMARY,
+    log:
+        "logs/paperfigs/regimes.log",
+    benchmark:
+        "benchmarks/paperfigs/regimes.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("paperfigs_regimes"),
+    params:
+        **RULES.params("paperfigs_regimes"),
+    script:
+        "../scripts/paperfigs_regimes.py"
+
+
 rule paperfigs_section:
     input:
         **paperfigs_pipeline.section_inputs(config),

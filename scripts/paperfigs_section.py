@@ -1,6 +1,7 @@
 """Report section of the paper-figures stage (rule paperfigs_section)."""
 
 from depthwidth.logs import setup_logging
+from depthwidth.paperfigs.pipeline import REGIMES_TABLES
 from depthwidth.paperfigs.section import paperfigs_section
 
 sm = snakemake  # noqa: F821
@@ -20,6 +21,8 @@ paperfigs_section(
     fig1_csv=sm.input.fig1,
     cells_csv=sm.input.get("cells"),
     loss_summed=sm.params.loss_summed,
+    regimes_tables={name: sm.input[name] for name in REGIMES_TABLES},
+    regimes_json=sm.input.regimes,
     html_path=sm.output.html,
     headline_path=sm.output.headline,
     figures_dir=sm.output.figures,

@@ -59,7 +59,11 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
             if not key.startswith("superposition_paper/")
             and (key != "fineweb/fineweb_subset.json" or key in raw_paths)
         )
-        + len(set(paperfigs.inputs().values()) | set(paperfigs.toy_inputs().values())),
+        + len(
+            set(paperfigs.inputs().values())
+            | set(paperfigs.toy_inputs().values())
+            | set(paperfigs.regimes_inputs().values())
+        ),
         "fineweb_shards": 1,  # one job writes all hidden_states.corpus shards
         "model_fetch": len(used_models),
         "chinchilla_points": 1,
@@ -97,7 +101,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "lm_head_token_fit": 1,
         "lm_head_section": 1,
         # the paper's figures read back (Fig. 8a, 8b; Figs. 1b/1d, 4b, 5b, 6e) and their section
-        **{f"paperfigs_{r}": 1 for r in ("fig8", "fig8b", "toy", "section")},
+        **{f"paperfigs_{r}": 1 for r in ("fig8", "fig8b", "toy", "regimes", "section")},
         "report": 1,
     }
     return jobs
@@ -137,8 +141,8 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     # trainings + 27 model fetches + 27 geometries + 16 token counts (4 x 4) + 18 + 18 hidden-state
     # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 17 single jobs
     # (chinchilla 6, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
-    # LM head 3, report) + 6 pinned figure files and the paper-figures stage's 4 jobs.
-    assert sum(planned.values()) == 1902
+    # LM head 3, report) + 8 pinned figure files and the paper-figures stage's 5 jobs.
+    assert sum(planned.values()) == 1905
 
 
 @pytest.mark.workflow

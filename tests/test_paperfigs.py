@@ -191,6 +191,22 @@ def test_concordance_lists_every_figure():
         assert ("B", n) in figs, n
 
 
+def test_docs_concordance_is_written_from_the_table(tmp_path, capsys):
+    """docs/stages/paperfigs.md holds the concordance as ``CONCORDANCE`` writes it; an edited copy is found
+    stale, named with the fix, and rewritten equal to the docs page."""
+    from depthwidth.paperfigs.concordance import main
+
+    from _helpers import REPO
+
+    page = REPO / "docs" / "stages" / "paperfigs.md"
+    assert main(["--check", str(page)]) == 0, "run: python -m depthwidth.paperfigs.concordance " + str(page)
+    copy = tmp_path / "page.md"
+    copy.write_text(page.read_text().replace("| A | 7 |", "| A | 7 (edited) |"))
+    assert main(["--check", str(copy)]) == 1
+    assert "python -m depthwidth.paperfigs.concordance" in capsys.readouterr().err
+    assert main([str(copy)]) == 0 and copy.read_text() == page.read_text()
+
+
 @needs_shared_data
 def test_notebook_procedure_recovers_its_printed_fit_from_consistent_points():
     """The notebook's Adam procedure, rerun on losses made from its printed α, A and B_g at the 108

@@ -240,6 +240,31 @@ def test_metrics_on_known_geometries():
     assert etf_closeness(rng.standard_normal((200, m)), 2.0)["coherence_ratio"] > 1.5
 
 
+def test_paper_measures_strong_fraction_and_loss_by_unlearned():
+    from depthwidth.superposition.tables import paper_measures
+
+    n, m = 1000, 10
+    W = np.zeros((n, m))
+    W[:, 0] = 1.2  # every feature strongly represented (‖W_i‖ > 1)
+    W[100:400, 0] = 0.8  # represented, not strongly
+    W[400:, 0] = 0.3  # unlearned: ‖W_i‖ ≤ 0.5
+    got = paper_measures(W, "power-a1.5", 0.5)
+    assert got["strong_represented_fraction"] == pytest.approx(0.1)
+    i = np.arange(1, n + 1, dtype=float)
+    p = i**-1.5 / (i**-1.5).sum()
+    # the loss a model that outputs 0 pays on features 401..1000: E[x²] = 4/3 for x ~ U(0, 2), per element
+    assert got["loss_unlearned"] == pytest.approx(4 / 3 * p[400:].sum() / n, rel=1e-12)
+    assert paper_measures(np.ones((n, m)), "power-a1.5", 0.5)["loss_unlearned"] == 0.0
+    # the overlap of the strongly represented rows only: features 1..100 along e0 or e1 alternately
+    W[:100] = 0.0
+    W[0:100:2, 0] = W[1:100:2, 1] = 1.2
+    # 100 rows, 50 per direction: pairs (i ≠ j) in the same direction have overlap 1, the others 0
+    assert got["strong_mean_sq_overlap"] == pytest.approx(1.0)  # all 100 along e0 before
+    assert paper_measures(W, "power-a1.5", 0.5)["strong_mean_sq_overlap"] == pytest.approx(
+        2 * 50 * 49 / (100 * 99)
+    )
+
+
 def test_power_law_fit_recovers_exponent():
     rng = np.random.default_rng(1)
     m = np.array([8, 16, 32, 64, 128] * 4, float)

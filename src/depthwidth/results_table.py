@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.sections import HEADLINE_KEYS, fmt_pm
+from depthwidth.sections import HEADLINE_KEYS, fmt_pm, rewrite_region
 
 START, END = "<!-- results-table:start -->", "<!-- results-table:end -->"
 HEADLINE = Path("results/headline.csv")
@@ -104,11 +104,7 @@ def table(headline: pd.DataFrame, paper_scale: pd.DataFrame, stages_dir: str) ->
 
 def rewrite(text: str, new_table: str, where: str) -> str:
     """``text`` with the region between the markers replaced by ``new_table``."""
-    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
-        raise TableError(f"{where}: needs one line {START} and, below it, one line {END} around the table")
-    head, rest = text.split(START)
-    _, tail = rest.split(END)
-    return f"{head}{START}\n{new_table}\n{END}{tail}"
+    return rewrite_region(text, START, END, new_table, where, TableError)
 
 
 def generated(target: Path, root: Path = Path(".")) -> str:

@@ -137,3 +137,13 @@ def write_section(
     seal(html_path)
     atomic_write_text(json_path, json.dumps(headline_rows, indent=2, default=float))
     seal(json_path, rows=len(headline_rows))
+
+
+def rewrite_region(text: str, start: str, end: str, new: str, where: str, error=ValueError) -> str:
+    """``text`` with the region between the marker lines ``start`` and ``end`` replaced by ``new`` (a docs
+    file's generated table); ``error`` is raised, naming ``where``, unless each marker occurs once, in order."""
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise error(f"{where}: needs one line {start} and, below it, one line {end} around the table")
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    return f"{head}{start}\n{new}\n{end}{tail}"

@@ -4,9 +4,24 @@ Paper A: "Superposition yields robust neural scaling" (Liu, Liu & Gore, arXiv 25
 its repository (figures/Fig-<n>-<v>.pdf). Paper B: "Inverse depth scaling from most layers being similar"
 (Liu, Kangaslahti, Liu & Gore, arXiv 2602.05970); its figures are not in its repository, whose README maps
 figure numbers to code, and those numbers are used here.
+
+The docs page's copy (docs/stages/paperfigs.md, between the lines ``<!-- concordance:start -->`` and
+``<!-- concordance:end -->``) is written from ``CONCORDANCE``:
+
+    python -m depthwidth.paperfigs.concordance docs/stages/paperfigs.md          # rewrite it
+    python -m depthwidth.paperfigs.concordance --check docs/stages/paperfigs.md  # exit 1 where stale
 """
 
 from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from depthwidth.sections import rewrite_region
+
+START, END = "<!-- concordance:start -->", "<!-- concordance:end -->"
+COLUMNS = ("paper", "figure", "shows", "ours", "status", "command")
 
 DEFAULT = "snakemake --cores 2 results/report.html"
 PAPER = "snakemake --cores 8 results/report.html --configfile config/paper.yaml"
@@ -179,3 +194,43 @@ CONCORDANCE: list[dict] = [
         "command": "",
     },
 ]
+
+
+def markdown_table(rows: list[dict] = CONCORDANCE) -> str:
+    """The concordance as a Markdown table (commands as code, an empty one as –)."""
+
+    def cell(k: str, v: str) -> str:
+        if k == "command":
+            return f"`{v}`" if v else "–"
+        return v.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(cell(k, r[k]) for k in COLUMNS) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Write the figure concordance into Markdown files.")
+    ap.add_argument("files", nargs="+", type=Path, help="markdown files holding the concordance markers")
+    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 where a table is stale")
+    args = ap.parse_args(argv)
+    stale = []
+    for f in args.files:
+        old = f.read_text()
+        new = rewrite_region(old, START, END, markdown_table(), str(f))
+        if new != old:
+            stale.append(str(f))
+            if not args.check:
+                f.write_text(new)
+    if args.check and stale:
+        print(
+            f"stale concordance in {', '.join(stale)}. Fix: python -m depthwidth.paperfigs.concordance "
+            + " ".join(map(str, args.files)),
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

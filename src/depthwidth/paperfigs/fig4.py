@@ -28,8 +28,9 @@ LABELS = {"x": [-1.0, 0.0, 1.0], "y": [0.0, 0.5, 1.0, 1.5, 2.0]}
 CBAR_LABELS = [0.0, 0.5, 1.0, 1.5, 2.0]
 
 
-def _colorbar(shapes, cbar) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(rgb per row, value per row, axis summary) of a vertical colour-bar image with ticks on its right."""
+def colorbar(shapes, cbar, labels=CBAR_LABELS) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(rgb per row, value per row, axis summary) of a vertical colour-bar image with ticks on its right;
+    ``labels``: the tick values, bottom to top."""
     ticks = sorted(
         {
             round(s.cy, 3)
@@ -37,11 +38,9 @@ def _colorbar(shapes, cbar) -> tuple[np.ndarray, np.ndarray, dict]:
             if s.kind in ("rect", "line") and abs(s.x0 - cbar.x1) < 0.6 and s.h < 1.2 and 2 < s.w < 4
         }
     )
-    if len(ticks) != len(CBAR_LABELS):
-        raise ValueError(
-            f"colour bar: {len(ticks)} ticks at {ticks}, expected {len(CBAR_LABELS)} ({CBAR_LABELS})"
-        )
-    ax = fit_axis(ticks, CBAR_LABELS, "linear", "given label values matched to ticks in order")
+    if len(ticks) != len(labels):
+        raise ValueError(f"colour bar: {len(ticks)} ticks at {ticks}, expected {len(labels)} ({labels})")
+    ax = fit_axis(ticks, list(labels), "linear", "given label values matched to ticks in order")
     pix = image_array(cbar).astype(float) / 255.0
     rgb = pix[:, pix.shape[1] // 2, :]
     h = pix.shape[0]
@@ -61,7 +60,7 @@ def read_fig4b(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
     ya = calibrate(shapes, frame, "left", "linear", LABELS["y"])
     images = sorted((s for s in shapes if s.kind == "image" and s.x0 > frame[0] - 1), key=lambda s: s.x0)
     heat, cbar = images[0], images[1]
-    rgb, vals, cb = _colorbar(shapes, cbar)
+    rgb, vals, cb = colorbar(shapes, cbar)
     pix = image_array(heat).astype(float) / 255.0
     h, w = pix.shape[:2]
     rows = []

@@ -20,6 +20,7 @@ RULES = {
         runtime=20,
     ),
     "paperfigs_toy": Rule(mem_mb=2000, runtime=10),
+    "paperfigs_regimes": Rule(mem_mb=2000, runtime=10),
     "paperfigs_section": Rule(
         params={"loss_summed": Key("superposition.analysis.loss_summed_over_features")},
         mem_mb=2000,
@@ -43,6 +44,24 @@ def toy_inputs() -> dict:
     }
 
 
+def regimes_inputs() -> dict:
+    """The pinned figure files rule paperfigs_regimes reads."""
+    return {
+        "fig3": str(RAW / "figures/Fig-3-2.pdf"),
+        "fig5": str(RAW / "figures/Fig-5-1.pdf"),
+        "fig6": str(RAW / "figures/Fig-6-3.pdf"),
+        "fig7": str(RAW / "figures/Fig-7-2.pdf"),
+    }
+
+
+#: rule paperfigs_regimes's tables (name -> path); its summary is ``REGIMES_SUMMARY``
+REGIMES_TABLES = {
+    name: f"results/paperfigs/{name}_points.csv"
+    for name in ("fig3a", "fig3b", "fig5a", "fig6c", "fig6d", "fig7a", "fig7b")
+}
+REGIMES_SUMMARY = "results/paperfigs/regimes_readings.json"
+
+
 def section_inputs(config: dict) -> dict:
     """Rule paperfigs_section's inputs: the readings, and our superposition exponents where that stage runs."""
     out = {
@@ -57,6 +76,8 @@ def section_inputs(config: dict) -> dict:
         "fig8b_points": "results/paperfigs/fig8b_points.csv",
         "fig8b_fits": "results/paperfigs/fig8b_fits.csv",
         "fig8b_summary": "results/paperfigs/fig8b_summary.json",
+        **REGIMES_TABLES,
+        "regimes": REGIMES_SUMMARY,
     }
     if "superposition" in config["stages"]:
         out["exponents"] = "results/superposition/exponents.csv"

@@ -1,5 +1,6 @@
 """The paper-figures stage's report section: the LLM rows tested on the paper's Fig. 8 points, our toy
-exponents over Figs. 4b, 6e and 5b, our toy losses over Fig. 1b/1d, and the figure concordance (the readings: ``readings``).
+exponents over Figs. 4b, 6e and 5b, our toy losses over Fig. 1b/1d, our cells over the regime figures (3, 7;
+``regimes``), and the figure concordance (the readings: ``readings``).
 
 - ``paperfigs_section``: rule paperfigs_section, the report section and its headline rows.
 """
@@ -16,6 +17,8 @@ from depthwidth.integrity import read_json, read_table
 from depthwidth.paperfigs.concordance import CONCORDANCE
 from depthwidth.paperfigs.fig1 import RTOL, compare_losses, compare_slopes, losses_line
 from depthwidth.paperfigs.fig6 import GAMMA_GRID
+from depthwidth.paperfigs.regimes import load as load_regimes
+from depthwidth.paperfigs.regimes import regimes_html
 from depthwidth.paperfigs.toy import compare_exponents, compare_points, points_line, summary_line
 from depthwidth.papers import ALPHA_M_LLM
 from depthwidth.sections import Figures, agree_within, headline_row, table_html, write_section
@@ -347,6 +350,8 @@ def render(
     figures: Figures,
     toy: dict | None = None,
     fig8b: dict | None = None,
+    regimes: dict | None = None,
+    loss_summed: bool = False,
 ) -> tuple[str, list[dict]]:
     s8a, nb = summary["fig8a"], summary["notebook"]
     b = fig8b or {}
@@ -384,6 +389,7 @@ def render(
             ),
             *parts8b,
             toy_html(toy, figures)[0],
+            regimes_html(regimes, figures, loss_summed)[0] if regimes else "",
             concordance_html(),
         ]
     )
@@ -449,6 +455,8 @@ def paperfigs_section(
     fig1_csv: str | None = None,
     cells_csv: str | None = None,
     loss_summed: bool = False,
+    regimes_tables: dict | None = None,
+    regimes_json: str | None = None,
     html_path: str,
     headline_path: str,
     figures_dir: str,
@@ -479,5 +487,6 @@ def paperfigs_section(
             "fits": read_table(fig8b_fits_csv, "paperfigs_fig8b", ("subset", "alpha", "alpha_se")),
             "summary": read_json(fig8b_json, "paperfigs_fig8b", ("read", "notebook_rerun", "stationarity")),
         }
-    body, rows = render(df, fits, summary, Figures(figures_dir), toy, fig8b)
+    regimes = load_regimes(regimes_tables, regimes_json, cells_csv) if regimes_json else None
+    body, rows = render(df, fits, summary, Figures(figures_dir), toy, fig8b, regimes, loss_summed)
     write_section(html_path, headline_path, "paperfigs", TITLE, body, rows)

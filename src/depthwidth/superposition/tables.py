@@ -9,7 +9,8 @@ import pandas as pd
 from safetensors.numpy import load_file
 
 from depthwidth.laws.loglog import power_law_fit
-from depthwidth.superposition.analysis import cell_metrics, theory_exponent
+from depthwidth.superposition.analysis import cell_metrics, mean_sq_overlap, row_norms, theory_exponent
+from depthwidth.superposition.data import feature_probabilities
 from depthwidth.integrity import check_sealed, write_table
 from depthwidth.superposition.grid import parse_distribution
 from depthwidth.superposition.pipeline import alpha_of, parse_cell_path
@@ -41,6 +42,26 @@ def load_cell(path: str) -> dict:
     return load_file(path)
 
 
+#: E[x_i² | feature i active] for x_i ~ U(0, 2)
+ACTIVE_SECOND_MOMENT = 4.0 / 3.0
+
+
+def paper_measures(W: np.ndarray, dist: str, norm_threshold: float) -> dict:
+    """Measures the paper plots beyond cell_metrics: the strong representation fraction φ_1 (Fig. 6c: rows
+    with ‖W_i‖ > 1), the mean square overlap of those strongly represented rows (Fig. 6d: its values equal
+    this, not the overlap of all represented rows, on our paper-setting cells) and the loss by unlearned
+    features (Fig. 5a: the per-element MSE a model that outputs 0 for every feature with
+    ‖W_i‖ ≤ ``norm_threshold`` pays on them, E[x²|active]·Σ_unlearned p_i / n, in the unit of final_loss)."""
+    norms = row_norms(W)
+    p = feature_probabilities(dist, len(norms)).numpy()
+    unlearned = float(p[norms <= norm_threshold].sum())
+    return {
+        "strong_represented_fraction": float((norms > 1.0).mean()),
+        "strong_mean_sq_overlap": mean_sq_overlap(W, 1.0),
+        "loss_unlearned": ACTIVE_SECOND_MOMENT * unlearned / len(norms),
+    }
+
+
 def cells_table(model_paths: list[str], analysis: dict) -> pd.DataFrame:
     """cells.csv: one row per trained cell (path fields parsed from the model path)."""
     rows = []
@@ -52,13 +73,15 @@ def cells_table(model_paths: list[str], analysis: dict) -> pd.DataFrame:
         met = cell_metrics(
             W, losses, min(window, len(losses)), analysis["norm_threshold"], analysis["etf_factor"]
         )
+        met.update(paper_measures(W, c["dist"], analysis["norm_threshold"]))
         if analysis["loss_summed_over_features"]:  # the paper's exp-17 unit: summed over the n features
-            met["final_loss"] *= c["n"]
-            met["final_loss_err"] *= c["n"]
+            for k in ("final_loss", "final_loss_err", "loss_unlearned"):
+                met[k] *= c["n"]
         rows.append(
             {
                 "distribution": c["dist"],
                 "alpha": alpha_of(c["dist"]),
+                "density": parse_distribution(c["dist"]).density,
                 "gamma": c["gamma"],
                 "n": c["n"],
                 "m": c["m"],
