@@ -4,6 +4,9 @@ figure, its per-point table and one summary line.
 
 - ``load``: the readings (tables and summary, checked against the rule that wrote them) and our cells.
 - ``regimes_html``: the section's part and the one-line summaries, one per figure.
+- ``main``: the one-line summaries for any run's cells.csv, from the command line:
+
+      python -m depthwidth.paperfigs.regimes results/superposition/cells.csv
 """
 
 from __future__ import annotations
@@ -195,3 +198,30 @@ def regimes_html(r: dict, figures: Figures, summed: bool = False) -> tuple[str, 
     html6, lines6 = _fig6cd(r, figures)
     html7, line7 = _fig7(r, figures, summed)
     return "\n".join([html3, html5, html6, html7]), [line3, line5, *lines6, line7]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m depthwidth.paperfigs.regimes CELLS_CSV [RESULTS_DIR] [--loss-summed]``: the one-line
+    summaries of Figs. 3, 5a, 6c, 6d and 7 for a run's cells (RESULTS_DIR holds rule paperfigs_regimes's
+    readings; default results/paperfigs)."""
+    import argparse
+    import tempfile
+    from pathlib import Path
+
+    from depthwidth.paperfigs.pipeline import REGIMES_SUMMARY, REGIMES_TABLES
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("cells_csv")
+    ap.add_argument("results_dir", nargs="?", default="results/paperfigs")
+    ap.add_argument("--loss-summed", action="store_true", help="final_loss is summed over the features")
+    a = ap.parse_args(argv)
+    d = Path(a.results_dir)
+    tables = {name: str(d / Path(path).name) for name, path in REGIMES_TABLES.items()}
+    r = load(tables, str(d / Path(REGIMES_SUMMARY).name), a.cells_csv)
+    with tempfile.TemporaryDirectory() as tmp:
+        _, lines = regimes_html(r, Figures(tmp), a.loss_summed)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
