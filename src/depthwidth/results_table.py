@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.sections import HEADLINE_KEYS, fmt_pm, rewrite_region
+from depthwidth.sections import HEADLINE_KEYS, fmt_pm, rewrite_files, rewrite_region
 
 START, END = "<!-- results-table:start -->", "<!-- results-table:end -->"
 HEADLINE = Path("results/headline.csv")
@@ -120,21 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("files", nargs="+", type=Path, help="markdown files holding the table markers")
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 where a table is stale")
     args = ap.parse_args(argv)
-    stale = []
-    for f in args.files:
-        new = generated(f)
-        if new != f.read_text():
-            stale.append(str(f))
-            if not args.check:
-                f.write_text(new)
-    if args.check and stale:
-        print(
-            f"stale results table in {', '.join(stale)}. Fix: python -m depthwidth.results_table "
-            + " ".join(map(str, args.files)),
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    return rewrite_files(args.files, generated, args.check, "python -m depthwidth.results_table")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@ The assembled page is ``depthwidth.report.page``."""
 
 from __future__ import annotations
 
+import sys
+
 import html
 import io
 import json
@@ -147,3 +149,20 @@ def rewrite_region(text: str, start: str, end: str, new: str, where: str, error=
     head, rest = text.split(start)
     _, tail = rest.split(end)
     return f"{head}{start}\n{new}\n{end}{tail}"
+
+
+def rewrite_files(files, new_text, check: bool, fix: str) -> int:
+    """Write ``new_text(path)`` into each of ``files`` where it differs (a generated docs table), or with
+    ``check`` change nothing and name the stale ones with ``fix``, the command that rewrites them: 1 if
+    any is stale under ``check``, else 0."""
+    stale = []
+    for f in files:
+        new = new_text(f)
+        if new != Path(f).read_text():
+            stale.append(str(f))
+            if not check:
+                Path(f).write_text(new)
+    if check and stale:
+        print(f"stale table in {', '.join(stale)}. Fix: {fix} " + " ".join(map(str, files)), file=sys.stderr)
+        return 1
+    return 0

@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from depthwidth.sections import rewrite_region
+from depthwidth.sections import rewrite_files, rewrite_region
 
 START, END = "<!-- concordance:start -->", "<!-- concordance:end -->"
 COLUMNS = ("paper", "figure", "shows", "ours", "status", "command")
@@ -228,22 +228,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("files", nargs="+", type=Path, help="markdown files holding the concordance markers")
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 where a table is stale")
     args = ap.parse_args(argv)
-    stale = []
-    for f in args.files:
-        old = f.read_text()
-        new = rewrite_region(old, START, END, markdown_table(), str(f))
-        if new != old:
-            stale.append(str(f))
-            if not args.check:
-                f.write_text(new)
-    if args.check and stale:
-        print(
-            f"stale concordance in {', '.join(stale)}. Fix: python -m depthwidth.paperfigs.concordance "
-            + " ".join(map(str, args.files)),
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+
+    def new_text(f: Path) -> str:
+        return rewrite_region(f.read_text(), START, END, markdown_table(), str(f))
+
+    return rewrite_files(args.files, new_text, args.check, "python -m depthwidth.paperfigs.concordance")
 
 
 if __name__ == "__main__":

@@ -193,28 +193,7 @@ def _panel_b(shapes, frame) -> tuple[pd.DataFrame, dict]:
         (s for s in shapes if s.kind == "image" and s.x0 > frame[0] - 1 and s.w > 10), key=lambda s: s.x0
     )
     rgb, vals, cb = fig4.colorbar(shapes, _bar_right_of(shapes, frame), CBAR_B_LABELS)
-    pix = image_array(heat).astype(float) / 255.0
-    h, w = pix.shape[:2]
-    rows = []
-    for g in GAMMAS_B:
-        for a in ALPHAS_B:
-            px = (float(xa.to_coord(g)) - heat.x0) / (heat.x1 - heat.x0) * w
-            py = (heat.y1 - float(ya.to_coord(a))) / (heat.y1 - heat.y0) * h
-            i, j = int(np.floor(py)), int(np.floor(px))
-            patch = pix[max(i - 1, 0) : i + 2, max(j - 1, 0) : j + 2].reshape(-1, 3)
-            c = np.median(patch, axis=0)
-            d = np.sqrt(((rgb - c) ** 2).sum(axis=1))
-            k = int(np.argmin(d))
-            rows.append(
-                {
-                    "gamma": round(float(g), 6),
-                    "alpha": float(a),
-                    "phi_half": float(vals[k]),
-                    "color_dist": float(d[k]),
-                    "cell_spread": float(np.sqrt(((patch - c) ** 2).sum(axis=1)).max()),
-                    "how": "raster cell (3×3 median) decoded through the colour bar",
-                }
-            )
+    rows = fig4.decode_heatmap(heat, xa, ya, rgb, vals, GAMMAS_B, ALPHAS_B, "phi_half")
     df = pd.DataFrame(rows)
     grid = _raster_grid(image_array(heat))
     summary = {

@@ -52,20 +52,15 @@ def colorbar(shapes, cbar, labels=CBAR_LABELS) -> tuple[np.ndarray, np.ndarray, 
     )
 
 
-def read_fig4b(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
-    shapes = read_page(pdf)
-    frames = find_frames(shapes)
-    frame = max(frames, key=lambda f: f[0])
-    xa = calibrate(shapes, frame, "bottom", "linear", LABELS["x"])
-    ya = calibrate(shapes, frame, "left", "linear", LABELS["y"])
-    images = sorted((s for s in shapes if s.kind == "image" and s.x0 > frame[0] - 1), key=lambda s: s.x0)
-    heat, cbar = images[0], images[1]
-    rgb, vals, cb = colorbar(shapes, cbar)
+def decode_heatmap(heat, xa, ya, rgb, vals, gammas, alphas, value: str) -> list[dict]:
+    """One row per (γ, α) cell of the heat-map image ``heat`` (γ on x, α on y, maps ``xa``, ``ya``): the
+    3×3-pixel median colour at the cell's centre decoded to the nearest colour-bar row (``rgb`` rows with
+    values ``vals``), as column ``value``, with its colour distance and the spread inside the 3×3 patch."""
     pix = image_array(heat).astype(float) / 255.0
     h, w = pix.shape[:2]
     rows = []
-    for g in GAMMAS:
-        for a in ALPHAS:
+    for g in gammas:
+        for a in alphas:
             px = (float(xa.to_coord(g)) - heat.x0) / (heat.x1 - heat.x0) * w
             py = (heat.y1 - float(ya.to_coord(a))) / (heat.y1 - heat.y0) * h
             i, j = int(np.floor(py)), int(np.floor(px))
@@ -77,12 +72,25 @@ def read_fig4b(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
                 {
                     "gamma": round(float(g), 6),
                     "alpha": float(a),
-                    "alpha_m": float(vals[k]),
+                    value: float(vals[k]),
                     "color_dist": float(d[k]),
                     "cell_spread": float(np.sqrt(((patch - c) ** 2).sum(axis=1)).max()),
                     "how": "raster cell (3×3 median) decoded through the colour bar",
                 }
             )
+    return rows
+
+
+def read_fig4b(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
+    shapes = read_page(pdf)
+    frames = find_frames(shapes)
+    frame = max(frames, key=lambda f: f[0])
+    xa = calibrate(shapes, frame, "bottom", "linear", LABELS["x"])
+    ya = calibrate(shapes, frame, "left", "linear", LABELS["y"])
+    images = sorted((s for s in shapes if s.kind == "image" and s.x0 > frame[0] - 1), key=lambda s: s.x0)
+    heat, cbar = images[0], images[1]
+    rgb, vals, cb = colorbar(shapes, cbar)
+    rows = decode_heatmap(heat, xa, ya, rgb, vals, GAMMAS, ALPHAS, "alpha_m")
     df = pd.DataFrame(rows)
     summary = {
         "expected": len(GAMMAS) * len(ALPHAS),
