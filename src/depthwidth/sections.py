@@ -3,12 +3,11 @@ The assembled page is ``depthwidth.report.page``."""
 
 from __future__ import annotations
 
-import sys
-
 import html
 import io
 import json
 import math
+import sys
 from pathlib import Path
 
 import matplotlib
