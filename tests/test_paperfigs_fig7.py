@@ -125,7 +125,8 @@ COLUMNS = ["distribution", "alpha", "density", "gamma", "n", "m", "seed", "final
 
 
 def _cells_from_points(pa, pb, m_a: int, g_b: float, factor: float = 1.0) -> pd.DataFrame:
-    """Synthetic cells.csv rows at the paper's points (per-element loss = summed / n), one seed."""
+    """Synthetic cells.csv rows at the paper's points (per-element loss = summed / n), one seed; as in cells.csv,
+    a law with a density has no ``alpha``."""
     n = 1000
     rows = []
 
@@ -133,10 +134,10 @@ def _cells_from_points(pa, pb, m_a: int, g_b: float, factor: float = 1.0) -> pd.
         return "power-a1" if s == 0 else f"power-a1-s{s:g}"
 
     for r in pa.itertuples():
-        rows.append((name(r.s), 1.0, r.s, r.gamma, n, m_a, 0, factor * r.loss / n))
+        rows.append((name(r.s), 1.0 if r.s == 0 else np.nan, r.s, r.gamma, n, m_a, 0, factor * r.loss / n))
     for r in pb.itertuples():
         if r.m != m_a:  # panel a already holds (γ_b, E, m_a)
-            rows.append((name(r.s), 1.0, r.s, g_b, n, r.m, 0, factor * r.loss / n))
+            rows.append((name(r.s), 1.0 if r.s == 0 else np.nan, r.s, g_b, n, r.m, 0, factor * r.loss / n))
     rows.append(("power-a1.5", 1.5, 0.0, g_b, n, 10, 0, 1.0))  # another law: never matched
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -348,13 +348,16 @@ def read_fig7(pdf: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
 
 def _density_cells(cells: pd.DataFrame) -> pd.DataFrame:
     """Our cells of exp-15's law (power law α = 1, any activation density s: cells.csv's ``density``) with s
-    and E (at the cell's n)."""
+    and E (at the cell's n). cells.csv gives ``alpha`` for the plain power laws only, so a law with a density
+    is known by its name, ``power-a1-s<s>`` (the config's vocabulary)."""
     if "density" not in cells:
         raise KeyError(
             "cells.csv has no 'density' column: it was written by an older version of rule "
             "superposition_tables; rerun it (snakemake results/superposition/cells.csv)"
         )
-    c = cells[np.isclose(cells["alpha"].astype(float), 1.0)].copy()
+    plain = np.isclose(cells["alpha"].astype(float), 1.0) & (cells["density"].astype(float) == 0)
+    dense = cells["distribution"].astype(str).str.fullmatch(r"power-a1(\.0*)?-s[0-9.]+")
+    c = cells[plain | dense].copy()
     c["s"] = c["density"].astype(float)
     c["E"] = [exp15_density(s, n) for s, n in zip(c["s"], c["n"])]
     return c
