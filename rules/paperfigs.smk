@@ -74,7 +74,7 @@ rule paperfigs_toy:
         "../scripts/paperfigs_toy.py"
 
 
-# The toy figures of the two regimes: Fig. 3 (represented fraction over γ), Fig. 5a (loss against the loss by
+# The toy figures of the two regimes: Fig. 3 (represented fraction over γ), Fig. 4a (R² of three laws), Fig. 5a (loss against the loss by
 # unlearned features), Figs. 6c/6d (strong representation, overlaps against m), Fig. 7 (activation density).
 rule paperfigs_regimes:
     input:

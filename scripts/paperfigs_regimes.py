@@ -1,4 +1,4 @@
-"""The toy figures of the two regimes read off the paper's PDFs: Figs. 3, 5a, 6c/6d and 7 (rule paperfigs_regimes)."""
+"""The toy figures of the two regimes read off the paper's PDFs: Figs. 3, 4a, 5a, 6c/6d and 7 (rule paperfigs_regimes)."""
 
 from depthwidth.logs import setup_logging
 from depthwidth.paperfigs.pipeline import REGIMES_TABLES
@@ -8,6 +8,7 @@ sm = snakemake  # noqa: F821
 log = setup_logging(sm.log[0])
 s = paperfigs_regimes(
     sm.input.fig3,
+    sm.input.fig4,
     sm.input.fig5,
     sm.input.fig6,
     sm.input.fig7,

@@ -1,4 +1,4 @@
-"""The report's overlays of the regime figures (Figs. 3, 5a, 6c/6d, 7): rule paperfigs_regimes's readings
+"""The report's overlays of the regime figures (Figs. 3, 4a, 5a, 6c/6d, 7): rule paperfigs_regimes's readings
 written and read back with their seals, our cells checked for the columns the overlays need, and the
 section's part built with one figure and one summary line per figure."""
 
@@ -23,6 +23,7 @@ def readings(tmp_path_factory):
     tables = {name: str(d / f"{name}.csv") for name in REGIMES_TABLES}
     summary = paperfigs_regimes(
         FIGS / "Fig-3-2.pdf",
+        FIGS / "Fig-4-3.pdf",
         FIGS / "Fig-5-1.pdf",
         FIGS / "Fig-6-3.pdf",
         FIGS / "Fig-7-2.pdf",
@@ -63,6 +64,7 @@ def _cells_at_the_papers_points(tables: dict) -> pd.DataFrame:
 def test_readings_count_every_figure(readings):
     _, tables, s = readings
     assert (s["fig3"]["a"]["found"], s["fig3"]["b"]["found"]) == (60, 170)
+    assert s["fig4a"]["found"] == s["fig4a"]["expected"] == 6
     assert (s["fig6c"]["found"], s["fig6d"]["found"]) == (102, 12)
     assert (s["fig7"]["a"]["found"], s["fig7"]["b"]["found"]) == (90, 30)
     assert s["fig5a"]["expected"] == 1020 and 150 <= s["fig5a"]["found"] <= 1020
@@ -95,19 +97,19 @@ def test_section_part_judges_cells_made_from_the_papers_points(readings, tmp_pat
     write_table(cells, tmp_path / "cells.csv")
     r = load(tables, str(d / "regimes.json"), str(tmp_path / "cells.csv"))
     body, lines = regimes_html(r, Figures(tmp_path / "figures"))
-    assert [line.split(" ")[1] for line in lines] == ["3", "5a:", "6c", "6d", "7"]
+    assert [line.split(" ")[1] for line in lines] == ["3", "4a", "5a:", "6c", "6d", "7"]
     # every cell of Fig. 3a (60), and ours at m = 39 judged against panel b as well, agree
     k = re.search(r"(\d+) of (\d+) of our cells agree", lines[0])
     assert k and k[1] == k[2] and int(k[1]) >= 60 and "a: 60/60" in lines[0]
-    assert lines[2].startswith("Fig. 6c") and "102 of 102 of our cells" in lines[2] and "agree" in lines[2]
-    assert "density sweep not run" in lines[4]
+    assert lines[3].startswith("Fig. 6c") and "102 of 102 of our cells" in lines[3] and "agree" in lines[3]
+    assert "density sweep not run" in lines[5]
     pngs = sorted(p.name for p in (tmp_path / "figures").glob("*.png"))
-    assert pngs == [f"toy_fig{k}_overlay.png" for k in ("3", "5a", "6cd", "7")]
-    assert body.count("<figure") == 4
+    assert pngs == [f"toy_fig{k}_overlay.png" for k in ("3", "4a", "5a", "6cd", "7")]
+    assert body.count("<figure") == 5
     # the same cells with φ_1 moved by 0.2: none of Fig. 6c's cells agree
     off = cells.assign(strong_represented_fraction=cells["strong_represented_fraction"] + 0.2)
     write_table(off, tmp_path / "off.csv")
     r = load(tables, str(d / "regimes.json"), str(tmp_path / "off.csv"))
     _, lines = regimes_html(r, Figures(tmp_path / "figures_off"))
-    assert "0 of 102" in lines[2]
+    assert "0 of 102" in lines[3]
     assert np.isfinite(r["summary"]["fig6d"]["guide"]["slope"])

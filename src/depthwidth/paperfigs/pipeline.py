@@ -48,6 +48,7 @@ def regimes_inputs() -> dict:
     """The pinned figure files rule paperfigs_regimes reads."""
     return {
         "fig3": str(RAW / "figures/Fig-3-2.pdf"),
+        "fig4": str(RAW / "figures/Fig-4-3.pdf"),
         "fig5": str(RAW / "figures/Fig-5-1.pdf"),
         "fig6": str(RAW / "figures/Fig-6-3.pdf"),
         "fig7": str(RAW / "figures/Fig-7-2.pdf"),
@@ -57,7 +58,7 @@ def regimes_inputs() -> dict:
 #: rule paperfigs_regimes's tables (name -> path); its summary is ``REGIMES_SUMMARY``
 REGIMES_TABLES = {
     name: f"results/paperfigs/{name}_points.csv"
-    for name in ("fig3a", "fig3b", "fig5a", "fig6c", "fig6d", "fig7a", "fig7b")
+    for name in ("fig3a", "fig3b", "fig4a", "fig5a", "fig6c", "fig6d", "fig7a", "fig7b")
 }
 REGIMES_SUMMARY = "results/paperfigs/regimes_readings.json"
 

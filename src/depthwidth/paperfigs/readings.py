@@ -4,7 +4,7 @@
 - ``paperfigs_fig8b``: rule paperfigs_fig8b, Fig. 8b's 108 losses and the width law refitted on them.
 - ``paperfigs_toy``: rule paperfigs_toy, Fig. 4b's heat map, Figs. 6e's and 5b's points, Fig. 1b/1d's losses.
 - ``paperfigs_regimes``: rule paperfigs_regimes, the toy figures of the two regimes: Fig. 3 (represented
-  fraction over γ), Fig. 5a (loss against the loss by unlearned features), Figs. 6c/6d (strong representation
+  fraction over γ), Fig. 4a (R² of the three frequency laws), Fig. 5a (loss against the loss by unlearned features), Figs. 6c/6d (strong representation
   and overlaps against m), Fig. 7 (activation density).
 """
 
@@ -15,6 +15,7 @@ from depthwidth.paperfigs.fig1 import read_fig1
 from depthwidth.paperfigs.fig3 import read_fig3
 from depthwidth.paperfigs.fig5a import read_fig5a
 from depthwidth.paperfigs.fig4 import read_fig4b
+from depthwidth.paperfigs.fig4a import read_fig4a
 from depthwidth.paperfigs.fig6 import read_fig5b, read_fig6e
 from depthwidth.paperfigs.fig6cd import read_fig6c, read_fig6d
 from depthwidth.paperfigs.fig7 import read_fig7
@@ -127,19 +128,36 @@ def paperfigs_toy(
 
 
 def paperfigs_regimes(
-    fig3_pdf: str, fig5_pdf: str, fig6_pdf: str, fig7_pdf: str, *, tables: dict, summary_json: str
+    fig3_pdf: str,
+    fig4_pdf: str,
+    fig5_pdf: str,
+    fig6_pdf: str,
+    fig7_pdf: str,
+    *,
+    tables: dict,
+    summary_json: str,
 ) -> dict:
-    """Rule paperfigs_regimes: the points of Figs. 3a/3b, 5a, 6c/6d and 7a/7b (``tables``: name -> csv path, the
+    """Rule paperfigs_regimes: the points of Figs. 3a/3b, 4a (bars), 5a, 6c/6d and 7a/7b (``tables``: name -> csv path, the
     names of ``pipeline.REGIMES_TABLES``) and one summary per figure (counts, tick residuals, decoding
     errors, the panels' inferred settings)."""
     a3, b3, s3 = read_fig3(fig3_pdf)
+    b4, s4 = read_fig4a(fig4_pdf)
     p5, s5 = read_fig5a(fig5_pdf)
     c6, s6c = read_fig6c(fig6_pdf)
     d6, s6d = read_fig6d(fig6_pdf)
     a7, b7, s7 = read_fig7(fig7_pdf)
-    frames = {"fig3a": a3, "fig3b": b3, "fig5a": p5, "fig6c": c6, "fig6d": d6, "fig7a": a7, "fig7b": b7}
+    frames = {
+        "fig3a": a3,
+        "fig3b": b3,
+        "fig4a": b4,
+        "fig5a": p5,
+        "fig6c": c6,
+        "fig6d": d6,
+        "fig7a": a7,
+        "fig7b": b7,
+    }
     for name, df in frames.items():
         write_table(df, tables[name])
-    summary = {"fig3": s3, "fig5a": s5, "fig6c": s6c, "fig6d": s6d, "fig7": s7}
+    summary = {"fig3": s3, "fig4a": s4, "fig5a": s5, "fig6c": s6c, "fig6d": s6d, "fig7": s7}
     write_json(summary_json, summary)
     return summary
