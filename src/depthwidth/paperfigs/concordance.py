@@ -74,9 +74,13 @@ CONCORDANCE: list[dict] = [
         "paper": "A",
         "figure": "4a",
         "shows": "R² of three frequency laws",
-        "ours": "superposition section (power law only in the default run)",
-        "status": "partly",
-        "command": PAPER,
+        "ours": "paperfigs section (4a's six bars read off its raster, our curves' R² overlaid)",
+        "status": (
+            "partly: the bars are exp-17 (n = 10240, three laws); our runs have power laws only, at other α and "
+            "n, so the claim is checked on ours (power-law R² ≥ 0.95: both regimes in the default run; at the "
+            "paper's exp-10 settings 8 of 9 strong, 2 of 9 weak curves)"
+        ),
+        "command": DEFAULT,
     },
     {
         "paper": "A",
