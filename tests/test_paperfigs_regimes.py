@@ -113,3 +113,17 @@ def test_section_part_judges_cells_made_from_the_papers_points(readings, tmp_pat
     _, lines = regimes_html(r, Figures(tmp_path / "figures_off"))
     assert "0 of 102" in lines[3]
     assert np.isfinite(r["summary"]["fig6d"]["guide"]["slope"])
+
+
+@needs_shared_data
+def test_without_the_superposition_stage_each_figure_still_gets_its_line(readings, tmp_path):
+    """A run whose stages leave out superposition has no cells.csv: every overlay shows the paper's points
+    and says it has nothing of ours to compare."""
+    from depthwidth.paperfigs.regimes import load, regimes_html
+    from depthwidth.sections import Figures
+
+    d, tables, _ = readings
+    body, lines = regimes_html(load(tables, str(d / "regimes.json"), None), Figures(tmp_path / "figures"))
+    assert len(lines) == 6 and body.count("<figure") == 5
+    assert "none of our cells" in lines[0] and "no cell of ours to compare" in lines[2]
+    assert "density sweep not run" in lines[5]

@@ -807,7 +807,8 @@ def plot_fig6cd(points_c: pd.DataFrame, points_d: pd.DataFrame, cells: pd.DataFr
             )
         ax.set_xscale("log")
         ax.set_xlabel("Model dimension, m")
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     ac.set_ylim(0, 1.05)
     ac.set_ylabel("Strong rep. fraction, φ_1")
     ac.set_title("Fig. 6c", fontsize=9)

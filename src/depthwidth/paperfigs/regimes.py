@@ -52,16 +52,17 @@ TABLE_COLUMNS = {
 }
 
 
+def _no_cells() -> pd.DataFrame:
+    """An empty cells table with cells.csv's column types (the superposition stage is not in this run)."""
+    return pd.DataFrame({c: pd.Series(dtype=str if c == "distribution" else float) for c in CELL_COLUMNS})
+
+
 def load(tables: dict, summary_json: str, cells_csv: str | None) -> dict:
     """The readings (name -> DataFrame), their summary and our cells (an empty frame where the superposition
     stage does not run)."""
     out = {name: read_table(tables[name], RULE, cols) for name, cols in TABLE_COLUMNS.items()}
     out["summary"] = read_json(summary_json, RULE, ("fig3", "fig4a", "fig5a", "fig6c", "fig6d", "fig7"))
-    out["cells"] = (
-        read_table(cells_csv, "superposition_tables", CELL_COLUMNS)
-        if cells_csv
-        else pd.DataFrame(columns=list(CELL_COLUMNS))
-    )
+    out["cells"] = read_table(cells_csv, "superposition_tables", CELL_COLUMNS) if cells_csv else _no_cells()
     return out
 
 
