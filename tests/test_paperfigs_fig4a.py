@@ -47,13 +47,15 @@ def _bars() -> pd.DataFrame:
 
 
 def _cells(loss_of_m, name="power-a1.2", n=EXP17["n"], gammas=(-1.0, 0.1), seeds=(0, 1)) -> pd.DataFrame:
+    """cells.csv rows of one law; as in cells.csv, ``alpha`` is given for a plain power law only."""
+    alpha = float(name.split("-a")[1]) if name.startswith("power-a") else float("nan")
     rows = []
     for g in gammas:
         for m in EXP17["m"]:
             for s in seeds:
                 rows.append(
-                    {"distribution": name, "alpha": 1.2, "gamma": g, "n": n, "m": m, "seed": s,
-                     "final_loss": loss_of_m(m)}
+                    {"distribution": name, "alpha": alpha, "density": 0.0, "gamma": g, "n": n, "m": m,
+                     "seed": s, "final_loss": loss_of_m(m)}
                 )  # fmt: skip
     return pd.DataFrame(rows)
 

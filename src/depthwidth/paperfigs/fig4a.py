@@ -30,6 +30,9 @@ shifts log loss by a constant and leaves R² unchanged, so R² is compared as it
 
 from __future__ import annotations
 
+import re
+from types import SimpleNamespace
+
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +41,6 @@ import pandas as pd
 from depthwidth.laws.loglog import linear_r2
 from depthwidth.paperfigs.axes import fit_axis
 from depthwidth.paperfigs.vector import image_array, read_page
-from depthwidth.superposition.grid import parse_distribution
 
 #: the y-axis major tick values, bottom to top
 TICKS = [0.7, 0.8, 0.9, 1.0]
@@ -192,13 +194,27 @@ def read_fig4a(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
     return df, summary
 
 
+def _law(name: str, alpha: float, density: float) -> SimpleNamespace:
+    """A cell's frequency law from cells.csv: the law is the first word of its name (the config's vocabulary:
+    power-a<α>, exponential-k<k>, linear, with an optional -s<density>), α from the ``alpha`` column (plain
+    power laws), k from the name, the density from the ``density`` column (0 where absent)."""
+    law = name.split("-")[0]
+    k = re.search(r"-k([0-9.]+)", name)
+    return SimpleNamespace(
+        law=law,
+        alpha=None if law != "power" or not np.isfinite(alpha) else float(alpha),
+        k=float(k[1]) if k else None,
+        density=float(density) if np.isfinite(density) else 0.0,
+    )
+
+
 def _setting_diffs(dist, n: int, gamma: float, regime: str) -> list[str]:
     """What differs from exp-17's setting of this law and regime."""
     diffs = []
-    if dist.law == "power" and not np.isclose(dist.alpha, EXP17["alpha"]):
-        diffs.append(f"α = {dist.alpha:g} (paper {EXP17['alpha']:g})")
-    if dist.law == "exponential" and not np.isclose(dist.k, EXP17["k"]):
-        diffs.append(f"k = {dist.k:g} (paper {EXP17['k']:g})")
+    if dist.law == "power" and (dist.alpha is None or not np.isclose(dist.alpha, EXP17["alpha"])):
+        diffs.append(f"α = {dist.alpha if dist.alpha is not None else 'other'} (paper {EXP17['alpha']:g})")
+    if dist.law == "exponential" and (dist.k is None or not np.isclose(dist.k, EXP17["k"])):
+        diffs.append(f"k = {dist.k} (paper {EXP17['k']:g})")
     if dist.density:
         diffs.append(f"s = {dist.density:g} (paper 0)")
     if int(n) != EXP17["n"]:
@@ -230,7 +246,8 @@ def compare_fig4a(cells: pd.DataFrame, bars: pd.DataFrame) -> pd.DataFrame:
     rows = []
     keys = ["distribution", "n", "gamma"]
     for (name, n, gamma), g in cells.groupby(keys, sort=True):
-        dist = parse_distribution(str(name))
+        first = g.iloc[0]
+        dist = _law(str(name), float(first.get("alpha", np.nan)), float(first.get("density", 0.0) or 0.0))
         regime = "strong" if gamma < 0 else "weak"
         mean = g.groupby("m")["final_loss"].mean().sort_index()
         mean = mean[mean > 0]
