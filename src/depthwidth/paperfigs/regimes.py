@@ -66,13 +66,21 @@ def load(tables: dict, summary_json: str, cells_csv: str | None) -> dict:
     return out
 
 
+def _part(intro: str, lines: list[str], figure: str, tables: list[tuple[pd.DataFrame, str]]) -> str:
+    """One figure's part of the section: its intro, its summary lines, its overlay, and each (table, caption)
+    that has rows."""
+    parts = [intro, *("<p>" + html.escape(line) + "</p>" for line in lines), figure]
+    parts += [table_html(df, caption) for df, caption in tables if len(df)]
+    return "\n".join(parts)
+
+
 def _fig3(r: dict, figures: Figures) -> tuple[str, str]:
     s, cells = r["summary"]["fig3"], r["cells"]
     match = s["match"]
     cmp = compare_fig3(cells, r["fig3a"], r["fig3b"], match["alpha_a"], match["m_b"])
     line = fig3_line(cmp, s)
     a, b = s["a"], s["b"]
-    parts = [
+    part = _part(
         "<h3>Represented fraction against the paper's Fig. 3</h3><p>Fig. 3a read off the vector PDF: "
         f"{a['found']} of {a['expected']} circles (φ_1/2 against γ, one curve per m, m decoded through the ln m "
         f"colour bar to within {a['max_m_color_dist']:.3f} in colour); tick residuals {a['x_axis']['residual_pt']:.1e} / "
@@ -81,24 +89,23 @@ def _fig3(r: dict, figures: Figures) -> tuple[str, str]:
         f"prints its setting; panel a's m = {match['m_b']} curve equals panel b's α = {match['alpha_a']:g} row to "
         f"{match['rms']:.4f} RMS (the next best pair {match['runner_up']['rms']:.3f}), so panel a is drawn at "
         f"α = {match['alpha_a']:g} and panel b at m = {match['m_b']} (the paper's exp-10, 20000 steps, one seed).</p>",
-        "<p>" + html.escape(line) + "</p>",
+        [line],
         figures.html(
             plot_fig3(r["fig3a"], r["fig3b"], cells, match["alpha_a"], match["m_b"]),
             "toy_fig3_overlay",
             "Fig. 3: the paper's represented fraction φ_1/2 (open circles, colour = ln m; right: its heat map at "
             f"m = {match['m_b']}) and ours (filled squares, seed mean ± 2 std) at the cells the figure draws.",
         ),
-    ]
-    if len(cmp):
-        parts.append(table_html(cmp, "Per cell: our seed-mean φ_1/2 against the paper's value at that cell."))
-    return "\n".join(parts), line
+        [(cmp, "Per cell: our seed-mean φ_1/2 against the paper's value at that cell.")],
+    )
+    return part, line
 
 
 def _fig4a(r: dict, figures: Figures) -> tuple[str, str]:
     s, cells = r["summary"]["fig4a"], r["cells"]
     cmp = compare_fig4a(cells, r["fig4a"])
     line = fig4a_line(cmp, s)
-    parts = [
+    part = _part(
         "<h3>R² of the loss-width line against the paper's Fig. 4a</h3><p>Fig. 4a is an embedded raster: its "
         f"{s['found']} of {s['expected']} bars are read off the image (colour = law, matplotlib's first three "
         f"colours; the R² axis from its {s['y_axis']['n_ticks']} tick marks, one pixel = "
@@ -106,19 +113,16 @@ def _fig4a(r: dict, figures: Figures) -> tuple[str, str]:
         "α = 1.2, exponential e^(−i/1000), linear); ours are the R² of log loss (seed means) on log m of each of "
         "our curves, flagged where the setting differs. The figure's claim, that the power law gives a straight "
         "line in both regimes, is checked on ours as R² ≥ 0.95.</p>",
-        "<p>" + html.escape(line) + "</p>",
+        [line],
         figures.html(
             plot_fig4a(r["fig4a"], cmp),
             "toy_fig4a_overlay",
             "Fig. 4a: the paper's R² of the loss-width line per law and regime (bars) and ours (markers; open where "
             "the setting differs from the paper's exp-17).",
         ),
-    ]
-    if len(cmp):
-        parts.append(
-            table_html(cmp, "Per curve of ours: its R² against the paper's bar of the same law and regime.")
-        )
-    return "\n".join(parts), line
+        [(cmp, "Per curve of ours: its R² against the paper's bar of the same law and regime.")],
+    )
+    return part, line
 
 
 def _fig5a(r: dict, figures: Figures) -> tuple[str, str]:
@@ -126,7 +130,7 @@ def _fig5a(r: dict, figures: Figures) -> tuple[str, str]:
     cmp = compare_fig5a(cells, r["fig5a"])
     line = fig5a_line(cmp, s)
     bs = s["by_source"]
-    parts = [
+    part = _part(
         "<h3>Loss against the loss by unlearned features: the paper's Fig. 5a</h3><p>Fig. 5a holds about "
         f"{s['expected']} semi-transparent circles (10 γ × 17 α × 6 m); its transparency was flattened, so the file "
         "keeps the opaque circles whole, the sparse translucent ones as fragments cut along each other's edges, "
@@ -137,19 +141,16 @@ def _fig5a(r: dict, figures: Figures) -> tuple[str, str]:
         "summed over the n = 1000 features, so the paper plots sums; ours are our per-element losses × n. "
         "Single circles cannot be matched to their (α, m), so each γ is compared as a distribution: the excess "
         "loss − loss by unlearned of ours against the paper's 10–90 % range at that γ.</p>",
-        "<p>" + html.escape(line) + "</p>",
+        [line],
         figures.html(
             plot_fig5a(r["fig5a"], cells),
             "toy_fig5a_overlay",
             "Fig. 5a: the paper's circles as read (colour = γ) and ours (black-edged, seed means, loss and loss by "
             "unlearned features summed over the features), with the diagonal loss = loss by unlearned.",
         ),
-    ]
-    if len(cmp):
-        parts.append(
-            table_html(cmp, "Per γ of the paper's grid: our cells' excess loss against the paper's.")
-        )
-    return "\n".join(parts), line
+        [(cmp, "Per γ of the paper's grid: our cells' excess loss against the paper's.")],
+    )
+    return part, line
 
 
 def _fig6cd(r: dict, figures: Figures) -> tuple[str, list[str]]:
@@ -158,7 +159,7 @@ def _fig6cd(r: dict, figures: Figures) -> tuple[str, list[str]]:
     cmp_d = compare_fig6cd(cells, r["fig6d"], "strong_mean_sq_overlap")
     lines = [fig6cd_line(cmp_c, sc, "c"), fig6cd_line(cmp_d, sd, "d")]
     g = sd["guide"]
-    parts = [
+    part = _part(
         "<h3>Strong representation and overlaps against the paper's Figs. 6c and 6d</h3><p>Fig. 6c read off the "
         f"vector PDF: {sc['found']} of {sc['expected']} circles (φ_1, the fraction of rows with ‖W_i‖ &gt; 1, against m "
         f"at γ = −1; α through the colour bar, within {sc['max_alpha_snap_dist']:.3f} of the paper's grid). Fig. 6d is an "
@@ -169,21 +170,22 @@ def _fig6cd(r: dict, figures: Figures) -> tuple[str, list[str]]:
         "its values are those of the strongly represented rows (‖W_i‖ &gt; 1, the rows φ_1 counts): on our cells at "
         "the paper's settings, the mean square overlap of all represented rows (‖W_i‖ &gt; 0.5) is up to 3× the "
         "band at m = 10, that of the strongly represented rows falls inside it. Ours is the latter.</p>",
-        *("<p>" + html.escape(line) + "</p>" for line in lines),
+        lines,
         figures.html(
             plot_fig6cd(r["fig6c"], r["fig6d"], cells),
             "toy_fig6cd_overlay",
             "Figs. 6c (left: strong representation fraction φ_1 against m, colour = α) and 6d (right: mean square "
             "overlap against m, the paper's band per m) with ours (filled, black edges) at our γ < 0 cells.",
         ),
-    ]
-    for cmp, what in (
-        (cmp_c, "6c, per cell: our φ_1"),
-        (cmp_d, "6d, per cell: our mean square overlap of the strongly represented rows"),
-    ):
-        if len(cmp):
-            parts.append(table_html(cmp, f"Fig. {what} against the paper's."))
-    return "\n".join(parts), lines
+        [
+            (cmp_c, "Fig. 6c, per cell: our φ_1 against the paper's."),
+            (
+                cmp_d,
+                "Fig. 6d, per cell: our mean square overlap of the strongly represented rows against the paper's.",
+            ),
+        ],
+    )
+    return part, lines
 
 
 def _fig7(r: dict, figures: Figures, summed: bool) -> tuple[str, str]:
@@ -192,7 +194,7 @@ def _fig7(r: dict, figures: Figures, summed: bool) -> tuple[str, str]:
     line = fig7_line(cmp, s, cells)
     a, b, inf = s["a"], s["b"], s["inferred"]
     slopes = pd.DataFrame(s["slopes"])[["E", "s", "exponent", "stderr", "label", "line_exponent"]]
-    parts = [
+    part = _part(
         "<h3>Activation density against the paper's Fig. 7</h3><p>Fig. 7 read off the vector PDF: panel a "
         f"{a['found']} of {a['expected']} circles (loss against E, γ through the colour bar, within "
         f"{a['max_gamma_snap_dist']:.3f} of the paper's grid), panel b {b['found']} of {b['expected']} (loss against m, "
@@ -202,22 +204,23 @@ def _fig7(r: dict, figures: Figures, summed: bool) -> tuple[str, str]:
         f"{inf['match_max_abs_log_ratio']:.1e} in log. Panel b's printed slope labels match neither its points nor "
         "its drawn lines (table below); the comparison uses the fit over all six m of the points, for the "
         "paper and for us.</p>",
-        "<p>" + html.escape(line) + "</p>",
+        [line],
         figures.html(
             plot_fig7(r["fig7a"], r["fig7b"], cells, summed=summed),
             "toy_fig7_overlay",
             "Fig. 7: the paper's losses (faint, colour = γ in a, activation density E in b) and ours (filled, black "
             "edges; loss summed over the features, the paper's unit) at the cells we ran.",
         ),
-        table_html(
-            slopes,
-            "Fig. 7b per density: α_m fitted to the paper's six points (± SE), the printed label, and the slope of "
-            "the drawn line.",
-        ),
-    ]
-    if len(cmp):
-        parts.append(table_html(cmp, "Per point or density: ours against the paper's."))
-    return "\n".join(parts), line
+        [
+            (
+                slopes,
+                "Fig. 7b per density: α_m fitted to the paper's six points (± SE), the printed label, and the slope "
+                "of the drawn line.",
+            ),
+            (cmp, "Per point or density: ours against the paper's."),
+        ],
+    )
+    return part, line
 
 
 def regimes_html(r: dict, figures: Figures, summed: bool = False) -> tuple[str, list[str]]:
