@@ -1,5 +1,5 @@
 # Causal tracing (Liu et al. 2026, Fig. 6; after Meng et al. 2022): where in depth a decoder recalls a fact.
-# One job per model × fact, then the report section. Package: depthwidth.causal_tracing.
+# One job per model (it loads the model once and traces every fact), then the report section. Package: depthwidth.causal_tracing.
 from depthwidth.causal_tracing import pipeline as causal_tracing_pipeline
 
 RULES.add(causal_tracing_pipeline)
@@ -12,13 +12,11 @@ rule causal_tracing_trace:
     input:
         model="data/models/{model}/manifest.json",
     output:
-        **causal_tracing_pipeline.job_files(),
+        **causal_tracing_pipeline.job_files(config),
     log:
-        "logs/causal_tracing/trace_{model}_{fact}.log",
+        "logs/causal_tracing/trace_{model}.log",
     benchmark:
-        "benchmarks/causal_tracing/trace_{model}_{fact}.tsv"
-    wildcard_constraints:
-        fact="|".join(causal_tracing_pipeline.facts(config)) or "NO_FACT",
+        "benchmarks/causal_tracing/trace_{model}.tsv"
     # on the critical path after the model fetch (a schedule preference; changes no result)
     priority: 10
     conda:

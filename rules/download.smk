@@ -6,26 +6,27 @@ RULES.add(download_pipeline)
 
 
 localrules:
-    fetch_file,
     fineweb_shards,
 
 
-wildcard_constraints:
-    # Only files pinned in src/depthwidth/download/manifest.yaml can be fetched.
-    raw_path=download_pipeline.raw_path_pattern(),
+# The files pinned in src/depthwidth/download/manifest.yaml, one job per group (the first folder of their
+# path: chinchilla, fineweb, openlm_scaling, superposition_paper).
+for _group in download_pipeline.groups():
 
-
-rule fetch_file:
-    output:
-        "data/raw/{raw_path}",
-    log:
-        "logs/download/{raw_path}.log",
-    conda:
-        "../envs/depthwidth.yaml"
-    params:
-        **RULES.params("fetch_file"),
-    script:
-        "../scripts/fetch_file.py"
+    rule:
+        name:
+            f"fetch_pinned_{_group}"
+        output:
+            download_pipeline.group_outputs(_group),
+        log:
+            f"logs/download/{_group}.log",
+        localrule: True
+        conda:
+            "../envs/depthwidth.yaml"
+        params:
+            **RULES.params("fetch_pinned", group=_group),
+        script:
+            "../scripts/fetch_pinned.py"
 
 
 # The first n_docs documents of the configured corpus as parquet shards (depthwidth.download.fineweb):

@@ -1,5 +1,5 @@
 # The superposition paper's figures read off its vector PDFs (depthwidth.paperfigs). The pinned PDFs and
-# the fit notebook come from rules/download.smk (fetch_file); each reading runs once per pinned file.
+# the fit notebook come from rules/download.smk (fetch_pinned_superposition_paper); each reading runs once per pinned file.
 from depthwidth.paperfigs import pipeline as paperfigs_pipeline  # noqa: E402
 
 RULES.add(paperfigs_pipeline)

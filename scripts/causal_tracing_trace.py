@@ -1,4 +1,4 @@
-"""Trace one fact in one model (rule causal_tracing_trace)."""
+"""Trace every fact in one model (rule causal_tracing_trace)."""
 
 import torch
 
@@ -10,8 +10,7 @@ setup_logging(sm.log[0])
 torch.set_num_threads(max(1, sm.threads))
 causal_tracing_trace(
     sm.input.model.removesuffix("manifest.json"),
-    sm.output.summary,
-    sm.output.matrix,
+    list(zip(sm.output.summaries, sm.output.matrices, strict=True)),
     sm.params.trace,
     model_name=sm.wildcards.model,
     batch_rows=int(sm.params.speed["batch_rows"]),

@@ -145,9 +145,12 @@ def test_config_defaults_params_and_checks():
     cfg = _config({"batch_rows": 8})
     ct = cfg["causal_tracing"]
     assert ct["noise_sigmas"] == 3.0 and ct["facts"][0]["target"] == " Paris"  # schema default and test value
-    job = job_params(cfg, pipeline, "causal_tracing_trace", {"fact": "eiffel-tower"})
+    job = job_params(cfg, pipeline, "causal_tracing_trace", {"model": "smollm2-135m"})
     params = job["trace"]
-    assert "batch_rows" not in params and params["fact"]["subject"] == "Eiffel Tower"
+    assert "batch_rows" not in params and params["facts"][0]["subject"] == "Eiffel Tower"
+    assert [f["name"] for f in params["facts"]] == pipeline.facts(cfg)  # every fact, in config order
+    out = pipeline.job_files(cfg, "smollm2-135m")
+    assert len(out["summaries"]) == len(out["matrices"]) == len(ct["facts"])
     assert job["speed"] == {"batch_rows": 8}
     assert list(params) == sorted(params)
     with pytest.raises(ConfigError, match="not in the models section"):
@@ -232,10 +235,10 @@ def test_bf16_trace_loads_the_model_as_the_paper(tmp_path, tok):
     fetch_model(
         model_spec("t", {"source": "local", "path": str(tmp_path / "w"), "family": "llama"}), tmp_path / "m"
     )
-    params = {"fact": {"name": FACT.name, "prompt": FACT.prompt, "subject": FACT.subject, "target": FACT.target},
+    params = {"facts": [{"name": FACT.name, "prompt": FACT.prompt, "subject": FACT.subject, "target": FACT.target}],
               "noise_samples": 2, "seed": 0, "noise_sigmas": 3.0, "device": "cpu", "dtype": "bfloat16"}  # fmt: skip
-    summary = causal_tracing_trace(
-        tmp_path / "m", tmp_path / "t.json", tmp_path / "t.npy", params, model_name="t", batch_rows=64
+    (summary,) = causal_tracing_trace(
+        tmp_path / "m", [(tmp_path / "t.json", tmp_path / "t.npy")], params, model_name="t", batch_rows=64
     )
     assert summary["dtype"] == "bfloat16"
     paper = AutoModelForCausalLM.from_pretrained(tmp_path / "w", torch_dtype=torch.bfloat16).eval()

@@ -49,21 +49,22 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         for spec in corpora.values()
         if spec["source"] == "raw"
     }
+    # the files pinned in src/depthwidth/download/manifest.yaml that a rule reads: the Chinchilla points and
+    # table A9, the OpenLM sweeps' run files and configs, the FineWeb mirror (only for a raw corpus), and of
+    # the superposition paper's files those the paper-figures stage reads; one fetch job per group of them
+    figures = {
+        f.removeprefix("data/raw/")
+        for f in set(paperfigs.inputs().values())
+        | set(paperfigs.toy_inputs().values())
+        | set(paperfigs.regimes_inputs().values())
+    }
+    read = [
+        key
+        for key in load_manifest()
+        if key in figures or key.split("/")[0] in ("chinchilla", "openlm_scaling") or key in raw_paths
+    ]
     jobs = {
-        # the files pinned in src/depthwidth/download/manifest.yaml that a rule reads: the Chinchilla points
-        # and table A9 (2), the OpenLM sweeps' run files and configs (110), the FineWeb mirror (1, only for a
-        # raw corpus), and of the superposition paper's files the six the paper-figures stage reads
-        "fetch_file": sum(
-            1
-            for key in load_manifest()
-            if not key.startswith("superposition_paper/")
-            and (key != "fineweb/fineweb_subset.json" or key in raw_paths)
-        )
-        + len(
-            set(paperfigs.inputs().values())
-            | set(paperfigs.toy_inputs().values())
-            | set(paperfigs.regimes_inputs().values())
-        ),
+        **{f"fetch_pinned_{g}": 1 for g in {key.split("/")[0] for key in read}},
         "fineweb_shards": 1,  # one job writes all hidden_states.corpus shards
         "model_fetch": len(used_models),
         "chinchilla_points": 1,
@@ -91,7 +92,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "hidden_states_extract": len(hs["models"]),
         "hidden_states_stats": len(hs["models"]),
         "hidden_states_section": 1,
-        "causal_tracing_trace": len(ct["models"]) * len(ct["facts"]),
+        "causal_tracing_trace": len(ct["models"]),
         "causal_tracing_section": 1,
         "lm_head_geometry": len(lm["models"]),
         "lm_head_corpus": len(lm["loss"]["corpora"]),
@@ -169,5 +170,5 @@ def test_gpu_stages_ask_for_a_gpu_and_every_rule_for_memory_and_time(dry_run):
     cfg = _paper_config()
     assert counts == {
         "hidden_states_extract": len(cfg["hidden_states"]["models"]),
-        "causal_tracing_trace": len(cfg["causal_tracing"]["models"]) * len(cfg["causal_tracing"]["facts"]),
+        "causal_tracing_trace": len(cfg["causal_tracing"]["models"]),
     }

@@ -23,6 +23,8 @@ import yaml
 from _helpers import REPO
 from _pipeline import run
 
+from depthwidth.download.pipeline import groups
+
 PROFILE = REPO / "profiles" / "slurm" / "config.yaml"
 # rules whose memory and wall time the workflow computes per job (the profile keeps those estimates),
 # besides the depth toy's depth_toy_train_<variant>
@@ -93,11 +95,17 @@ def test_profile_names_only_existing_rules_and_scales_with_attempt():
 
 
 def _local_rules() -> set[str]:
-    """Rule names listed under `localrules:` directives in rules/*.smk."""
+    """Rule names listed under `localrules:` directives in rules/*.smk, and those of the rules made in a
+    loop over the pinned files' groups that say `localrule: True` (the downloads)."""
     names: set[str] = set()
     for smk in (REPO / "rules").glob("*.smk"):
-        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?\n)+)", smk.read_text(), re.MULTILINE):
+        text = smk.read_text()
+        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?\n)+)", text, re.MULTILINE):
             names |= set(re.findall(r"\w+", block))
+        for block in re.split(r"\n(?=[ \t]*rule\b)", text)[1:]:
+            if re.search(r"^\s*localrule:\s*True", block, re.MULTILINE):
+                prefix = re.search(r'name:\s*f"(\w+?)_\{', block).group(1)
+                names |= {f"{prefix}_{g}" for g in groups()}
     return names
 
 
@@ -107,7 +115,7 @@ def test_profile_sends_gpu_rules_to_gpu_partition_and_downloads_stay_local(tmp_p
     partition 'gpu'; downloads are local rules, never submitted; every other rule has its own
     resources in the profile (none falls back to the defaults unnoticed)."""
     local = _local_rules()
-    downloads = {"fetch_file", "fineweb_shards", "model_fetch"}
+    downloads = {f"fetch_pinned_{g}" for g in groups()} | {"fineweb_shards", "model_fetch"}
     assert downloads <= local, f"download rules that would run on compute nodes: {downloads - local}"
     p = run(tmp_path, "-n", "--profile", str(PROFILE.parent), configs=[REPO / "config.yaml"])
     text = p.stdout + p.stderr

@@ -70,3 +70,28 @@ def test_nanogpt_notebook_converts_to_the_pinned_table():
     want = load_manifest()["chinchilla/chinchilla_table_a9.csv"]["sha256"]
     assert hashlib.sha256(out).hexdigest() == want
     assert io.BytesIO(out).read().count(b"\r\n") == 51
+
+
+def test_one_fetch_job_per_group_covers_every_pin_once_and_fetches_each_where_it_goes(tmp_path):
+    """The download rules: every pinned file belongs to exactly one group (one job each, rule
+    fetch_pinned_<group>), whose outputs and checksum params list it in the same order; the group's job
+    puts each file where it goes and refuses a destination that is another file's."""
+    from depthwidth.download import pipeline
+    from depthwidth.download.fetch import fetch_all
+
+    manifest = load_manifest()
+    groups = pipeline.groups(manifest)
+    assert sorted(k for keys in groups.values() for k in keys) == sorted(manifest)
+    assert set(groups) == {"chinchilla", "fineweb", "openlm_scaling", "superposition_paper"}
+    for g in groups:
+        pins = pipeline.group_pins({}, {}, g)
+        assert [f"data/raw/{k}" for k in pins] == pipeline.group_outputs(g)
+        assert all(pins[k] == manifest[k]["sha256"] for k in pins)
+    two = {**MANIFEST, "x/other.txt": {"sha256": hashlib.sha256(b"bye\n").hexdigest(), "urls": []}}
+    good = _mirror(tmp_path, "good", b"hello\n")
+    (good / "x" / "other.txt").write_bytes(b"bye\n")
+    dests = [tmp_path / "w" / "data" / "raw" / "x" / f for f in ("file.txt", "other.txt")]
+    fetch_all(["x/file.txt", "x/other.txt"], dests, [good], manifest=two)
+    assert [d.read_bytes() for d in dests] == [b"hello\n", b"bye\n"]
+    with pytest.raises(ValueError, match="is not where x/file.txt goes"):
+        fetch_all(["x/file.txt", "x/other.txt"], dests[::-1], [good], manifest=two)

@@ -148,8 +148,8 @@ def test_slurm_profile_with_workflow_profile_still_parses(tmp_path):
     assert re.search(
         r"Using profiles \S*profiles/slurm and workflow specific profile \S*profiles/default", text
     ), text[:2000]
-    # the two downloads and the points: the same plan as without a profile
-    assert planned_jobs(text) == {"fetch_file": 2, "chinchilla_points": 1}, text[-3000:]
+    # the download of the two Chinchilla files and the points: the same plan as without a profile
+    assert planned_jobs(text) == {"fetch_pinned_chinchilla": 1, "chinchilla_points": 1}, text[-3000:]
     # the SLURM profile's own resources reach the job (set-resources: chinchilla_points runtime 10)
     points = text[text.index("rule chinchilla_points:") :]
     assert re.search(r"resources: .*runtime=10\b", points.split("\n\n")[0]), points[:1500]

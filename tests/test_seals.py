@@ -596,7 +596,7 @@ def test_hidden_states_consumers_check_what_they_read(tmp_path, monkeypatch, hs_
 
 
 def _chinchilla_raw(root: Path) -> tuple[Path, Path]:
-    """The pinned Chinchilla inputs copied into ``root``/data/raw/chinchilla, as rule fetch_file leaves them."""
+    """The pinned Chinchilla inputs copied into ``root``/data/raw/chinchilla, as rule fetch_pinned_chinchilla leaves them."""
     import shutil
 
     from _helpers import SHARED_DATA, have_shared_data
@@ -626,7 +626,7 @@ def test_tampered_raw_chinchilla_csv_stops_the_points(tmp_path):
             chinchilla_points(svg, table, *out)
         f.write_bytes(good)
     f.unlink()
-    with pytest.raises(IntegrityError, match=r"no such file.*fetch_file"):
+    with pytest.raises(IntegrityError, match=r"no such file.*fetch_pinned_chinchilla"):
         chinchilla_points(svg, table, *out)
 
 

@@ -407,18 +407,21 @@ def trace(
 
 def causal_tracing_trace(
     model_dir: str | Path,
-    out_json: str | Path,
-    out_npy: str | Path,
+    outputs: list[tuple[str | Path, str | Path]],
     params: dict,
     *,
     model_name: str,
     batch_rows: int,
-) -> dict:
-    """Rule ``causal_tracing_trace``: one model × one fact. ``params``: fact (name, prompt, subject,
-    target), noise_samples, seed, noise_sigmas, device, dtype. Writes the summary JSON and the (L, T)
-    matrix as .npy (atomically); returns the summary."""
+) -> list[dict]:
+    """Rule ``causal_tracing_trace``: every fact in one model, which is loaded once. ``params``: facts (each
+    name, prompt, subject, target), noise_samples, seed, noise_sigmas, device, dtype; ``outputs``: a
+    (summary JSON, matrix .npy) pair per fact, in the same order. Writes each fact's summary and (L, T)
+    matrix (atomically) as soon as it is traced; returns the summaries."""
     from depthwidth.models.load import load_model, read_spec
 
+    facts = [Fact(**f) for f in params["facts"]]
+    if len(outputs) != len(facts):
+        raise ValueError(f"{len(facts)} facts but {len(outputs)} output pairs for model '{model_name}'")
     spec, _ = read_spec(model_dir)
     if not spec.causal:
         raise CausalTracingError(
@@ -427,24 +430,27 @@ def causal_tracing_trace(
         )
     device = resolve_device(params["device"])
     loaded = load_model(model_dir, dtype=DTYPES[params["dtype"]], device=str(device))
-    summary, matrix = trace(
-        loaded.model,
-        loaded.tokenizer,
-        Fact(**params["fact"]),
-        model_name=model_name,
-        noise_samples=params["noise_samples"],
-        seed=params["seed"],
-        noise_sigmas=params["noise_sigmas"],
-        batch_rows=batch_rows,
-    )
-    summary["model_id"] = (
-        spec.id
-    )  # the hub id (None for packaged or local models): the headline matches on it
+    summaries = []
+    for i, (fact, (out_json, out_npy)) in enumerate(zip(facts, outputs, strict=True), 1):
+        summary, matrix = trace(
+            loaded.model,
+            loaded.tokenizer,
+            fact,
+            model_name=model_name,
+            noise_samples=params["noise_samples"],
+            seed=params["seed"],
+            noise_sigmas=params["noise_sigmas"],
+            batch_rows=batch_rows,
+        )
+        # the hub id (None for packaged or local models): the headline matches on it
+        summary["model_id"] = spec.id
 
-    def save(path: Path) -> None:
-        with open(path, "wb") as f:
-            np.save(f, matrix)
+        def save(path: Path, matrix=matrix) -> None:
+            with open(path, "wb") as f:
+                np.save(f, matrix)
 
-    atomic_write(out_npy, save)
-    atomic_write_json(out_json, summary)
-    return summary
+        atomic_write(out_npy, save)
+        atomic_write_json(out_json, summary)
+        log.info("%s: fact %d of %d traced (%s)", model_name, i, len(facts), fact.name)
+        summaries.append(summary)
+    return summaries

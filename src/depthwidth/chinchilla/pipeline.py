@@ -87,7 +87,7 @@ def sweep(config: dict, name: str) -> dict:
 
 def sweep_inputs(config: dict, name: str, openlm_files: list[str]) -> list[str]:
     """The files a sweep's runs.csv is made from: the OpenLM files pinned in the manifest (fetched by
-    rule fetch_file) for the OpenLM loaders, else the sweep's path."""
+    rule fetch_pinned_openlm_scaling) for the OpenLM loaders, else the sweep's path."""
     s = sweep(config, name)
     if s.get("loader") in ("openlm_grid", "openlm_main") and s["path"] == LOADER_PATHS[s["loader"]]:
         return [f"data/raw/{f}" for f in openlm_files]

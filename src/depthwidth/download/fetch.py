@@ -55,7 +55,7 @@ def check_pinned(
     (not checked).
 
     A damaged file is fetched again (``sources``: the ``mirrors``, ``allow_network`` and ``timeout_s`` of
-    rule fetch_file's params) and the step goes on with the pinned bytes; where no source gives them, or
+    rule fetch_pinned_<group>'s params) and the step goes on with the pinned bytes; where no source gives them, or
     without ``sources``, this raises ``IntegrityError`` naming the file, the cause and the one command that
     recovers: ``snakemake --cores all <your target> --forcerun <rule>`` (``rule``: the step that reads the file), which
     fetches it again once a source holds it."""
@@ -99,7 +99,8 @@ def check_pinned(
         )
     else:
         fix = (
-            f"Fix: rm {path} && snakemake --cores all <your target>{force} (rule fetch_file fetches it again)"
+            f"Fix: rm {path} && snakemake --cores all <your target>{force} (rule fetch_pinned_{rel.split('/')[0]} "
+            "fetches it again)"
         )
     raise IntegrityError(f"{path}: {cause}; {why}. Nothing was computed from it. {fix}")
 
@@ -146,6 +147,30 @@ def _download(url: str, timeout: float) -> bytes:
     req = urllib.request.Request(url, headers={"User-Agent": "depthwidth"})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return r.read()
+
+
+def fetch_all(
+    relpaths: list[str],
+    dests: list[str | Path],
+    mirrors: list[str | Path],
+    manifest: dict | None = None,
+    timeout: float = 30.0,
+    allow_network: bool = True,
+) -> list[str]:
+    """:func:`fetch` each pinned file of ``relpaths`` to the ``dests`` at the same place, in order, with
+    a progress line every few seconds. Returns where each came from."""
+    from depthwidth.logs import Progress
+
+    if len(relpaths) != len(dests):
+        raise ValueError(f"{len(relpaths)} pinned files but {len(dests)} destinations")
+    manifest = load_manifest() if manifest is None else manifest
+    progress, out = Progress(len(relpaths), "pinned files"), []
+    for relpath, dest in zip(relpaths, dests):
+        if pinned_key(dest, manifest) not in (None, relpath):
+            raise ValueError(f"{dest} is not where {relpath} goes (data/raw/{relpath})")
+        out.append(fetch(relpath, dest, mirrors, manifest, timeout=timeout, allow_network=allow_network))
+        progress.update()
+    return out
 
 
 def fetch(

@@ -1,4 +1,5 @@
-"""Config → params (``RULES``) and file lists of the download rules (``fetch_file``, ``fineweb_shards``).
+"""Config → params (``RULES``) and file lists of the download rules (``fetch_pinned_<group>``,
+``fineweb_shards``).
 
 Plain functions of the validated config (defaults already filled in by ``depthwidth.config``).
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from depthwidth.download.fetch import load_manifest, resolve_mirrors
+from depthwidth.download.fetch import MANIFEST_PATH, load_manifest, resolve_mirrors
 from depthwidth.download.fineweb import mirror_covers, shard_names
 from depthwidth.rules import Call, Keys, Rule
 
@@ -16,14 +17,29 @@ from depthwidth.rules import Call, Keys, Rule
 MANIFEST = load_manifest()
 
 
-def raw_path_pattern(manifest: dict = MANIFEST) -> str:
-    """Wildcard constraint of ``{raw_path}``: only pinned files can be fetched."""
-    return "|".join(re.escape(k) for k in manifest)
+def groups(manifest: dict = MANIFEST) -> dict[str, list[str]]:
+    """The pinned files by group, the first folder of their path (``openlm_scaling``, ...): one fetch job
+    per group (rule ``fetch_pinned_<group>``), since a job's start costs more than copying a pinned file
+    from a mirror and checking it."""
+    out: dict[str, list[str]] = {}
+    for key in manifest:
+        out.setdefault(key.split("/")[0], []).append(key)
+    bad = [g for g in out if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", g)]
+    if bad:
+        raise ValueError(
+            f"{MANIFEST_PATH}: first folder(s) {bad} are not valid in a rule name (letters, digits, _)"
+        )
+    return out
 
 
-def pinned_sha256(config: dict, wildcards: dict) -> str:
-    """Params function of rule fetch_file: the pinned checksum of the file, so a change of pin refetches it."""
-    return MANIFEST[wildcards["raw_path"]]["sha256"]
+def group_outputs(group: str, manifest: dict = MANIFEST) -> list[str]:
+    """The files rule ``fetch_pinned_<group>`` writes, under data/raw/."""
+    return [f"data/raw/{k}" for k in groups(manifest)[group]]
+
+
+def group_pins(config: dict, wildcards: dict, group: str) -> dict[str, str]:
+    """Params of rule fetch_pinned_<group>: each file's pinned checksum, so a change of pin refetches it."""
+    return {k: MANIFEST[k]["sha256"] for k in groups()[group]}
 
 
 def sources(config: dict, project_dir: str | Path) -> dict:
@@ -74,6 +90,6 @@ def local_file_errors(config: dict) -> list[str]:
 
 
 RULES = {
-    "fetch_file": Rule(params={"sha256": Call(pinned_sha256)}, sources=True),
+    "fetch_pinned": Rule(params={"sha256": Call(group_pins)}, sources=True),
     "fineweb_shards": Rule(params={"corpus": Keys("hidden_states.corpus")}, sources=True),
 }

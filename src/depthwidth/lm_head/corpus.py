@@ -2,7 +2,7 @@
 
 A corpus is configured as ``lm_head.loss.corpora.<name>`` or ``lm_head.token_frequencies.corpora.<name>``
 (schema: ``schemas/lm_head.schema.yaml``), with ``source`` one of fineweb (the FineWeb shards of rule
-fineweb_shards), raw (a file pinned in ``src/depthwidth/download/manifest.yaml``, rule fetch_file), local (a
+fineweb_shards), raw (a file pinned in ``src/depthwidth/download/manifest.yaml``, rule fetch_pinned_<group>), local (a
 file) or hub (a hub dataset, streamed: only what is needed is read).
 """
 

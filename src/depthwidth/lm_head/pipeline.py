@@ -29,7 +29,7 @@ def loss_corpora(config: dict) -> list[str]:
 
 
 def corpus_input(config: dict, corpus: str, fineweb_shards: list[str], section: str = "loss") -> list[str]:
-    """The files a corpus is read from: the FineWeb shards, a pinned raw file (rule fetch_file, mirrors
+    """The files a corpus is read from: the FineWeb shards, a pinned raw file (rule fetch_pinned_<group>, mirrors
     first), a local file, or nothing (hub, streamed)."""
     spec = config["lm_head"][section]["corpora"][corpus]
     if spec["source"] == "fineweb":

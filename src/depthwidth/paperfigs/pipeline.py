@@ -30,7 +30,7 @@ RULES = {
 
 
 def inputs() -> dict:
-    """The pinned files rules paperfigs_fig8 and paperfigs_fig8b read (fetched by rule fetch_file)."""
+    """The pinned files rules paperfigs_fig8 and paperfigs_fig8b read (fetched by rule fetch_pinned_superposition_paper)."""
     return {"pdf": str(RAW / "figures/Fig-8-2.pdf"), "notebook": str(RAW / "LLMs/nonlinearfit-3.ipynb")}
 
 

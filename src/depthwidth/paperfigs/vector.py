@@ -153,7 +153,9 @@ def read_page(path: str | Path, page: int = 0) -> list[Shape]:
 
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such PDF (fetch it with the download stage, rule fetch_file)")
+        raise FileNotFoundError(
+            f"{path}: no such PDF (fetch it with the download stage, rule fetch_pinned_superposition_paper)"
+        )
     Interpreter, Device = _classes()
     out: list[Shape] = []
     with open(path, "rb") as fh:
