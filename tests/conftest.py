@@ -9,11 +9,14 @@ itself."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from _pipeline import is_snakemake, run
+from filelock import FileLock
 
 _POPEN = subprocess.Popen
 
@@ -55,7 +58,19 @@ def pytest_runtest_protocol(item, nextitem):
 def completed_run(tmp_path_factory) -> Path:
     """A folder where the whole test config (config.yaml + config/test.yaml) has run to completion, made
     once per session and shared by the tests that only read it (dry runs, result checks). Tests must not
-    write to it: copy what they change into their own ``tmp_path``."""
-    wd = tmp_path_factory.mktemp("completed-test", numbered=False)
-    run(wd, "--cores", "2", timeout=900)
+    write to it: copy what they change into their own ``tmp_path``. Under pytest-xdist the workers share
+    one: the first to ask makes it while holding a lock in their common temporary folder, the others wait
+    for it (a half-made one, from a worker whose run failed, is made again)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        wd = tmp_path_factory.mktemp("completed-test", numbered=False)
+        run(wd, "--cores", "2", timeout=900)
+        return wd
+    root = tmp_path_factory.getbasetemp().parent
+    wd, done = root / "completed-test", root / "completed-test.done"
+    with FileLock(str(root / "completed-test.lock")):
+        if not done.exists():
+            shutil.rmtree(wd, ignore_errors=True)
+            wd.mkdir()
+            run(wd, "--cores", "2", timeout=900)
+            done.touch()
     return wd
