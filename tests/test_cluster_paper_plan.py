@@ -137,13 +137,14 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     planned = planned_jobs(dry_run)
     want = expected_jobs(_paper_config())
     assert planned == want
-    # 1892 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
-    # default's FineWeb entries are nulled in config/paper.yaml) + 112 pinned files + 33 depth-toy
-    # trainings + 27 model fetches + 27 geometries + 16 token counts (4 x 4) + 18 + 18 hidden-state
-    # extractions and statistics + 6 traces + 4 corpora + 6 chinchilla sweep jobs + 17 single jobs
-    # (chinchilla 6, superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
-    # LM head 3, report) + 8 pinned figure files and the paper-figures stage's 5 jobs.
-    assert sum(planned.values()) == 1905
+    # 1788 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
+    # default's FineWeb entries are nulled in config/paper.yaml) + 2 downloads (the Chinchilla files and
+    # the 110 OpenLM files) + 33 depth-toy trainings + 27 model fetches + 27 geometries + 16 token counts
+    # (4 x 4) + 18 + 18 hidden-state extractions and statistics + 6 traces (6 models, one fact) + 4 corpora
+    # + 6 chinchilla sweep jobs + 17 single jobs (chinchilla 6, superposition 2, depth toy 2, fineweb
+    # shards, hidden states, causal tracing, LM head 3, report) + the download of the paper's figure files
+    # and the paper-figures stage's 5 jobs.
+    assert sum(planned.values()) == 1788
 
 
 @pytest.mark.workflow
