@@ -36,12 +36,45 @@ class _UnmarkedPopen(_POPEN):
         super().__init__(args, *rest, **kwargs)
 
 
+# The test files that take longest (a minute or more of a 2-core machine each, by `--durations`), in that
+# order: under pytest-xdist (one file per worker at a time) they start first, so the suite does not end
+# waiting for one of them. The first two wait for the shared completed run, the longest single setup.
+SLOW_FILES = (
+    "test_partial_rerun.py",
+    "test_code_fingerprint.py",
+    "test_faults_workflow.py",
+    "test_cluster_slurm.py",
+    "test_hidden_states_workflow.py",
+    "test_faults_failed_run.py",
+    "test_bad_input.py",
+    "test_paperfigs_workflow.py",
+    "test_chinchilla_stats.py",
+    "test_superposition_law_jobs.py",
+    "test_restart.py",
+    "test_depth_toy_workflow.py",
+    "test_restart_law.py",
+    "test_models_hub.py",
+    "test_restart_recipe.py",
+)
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker more than the CPUs (the tests wait on Snakemake and its jobs much of the
+    time), at most four."""
+    from depthwidth.plan import usable_cpus
+
+    return min(4, usable_cpus() + 1)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark every test that reads the shared completed run; runs before ``-m`` selects."""
+    """Mark every test that reads the shared completed run; runs before ``-m`` selects. Then put the
+    ``SLOW_FILES`` first (a stable sort: each file's tests keep their order)."""
     for item in items:
         if "completed_run" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.workflow)
+    rank = {name: i for i, name in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FILES)))
 
 
 @pytest.hookimpl(hookwrapper=True)

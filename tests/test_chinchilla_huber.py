@@ -64,6 +64,7 @@ def test_default_loss_is_the_plain_sum_of_squares():
     assert fit.MAIN.values(a, d) == fit.MAIN.values(b, d)
 
 
+@pytest.mark.workflow  # a full-size sweep fit and profile: 12 CPU-s
 def test_sweep_with_huber_loss_profiles_the_huber_objective():
     """A sweep entry with loss: huber fits, profiles and bounds α_ℓ with the Huber objective: on a crossed
     design with 4 raised runs the Huber fit stays within 0.05 of the true α_ℓ = 1.2, its 95 % profile

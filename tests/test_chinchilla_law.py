@@ -69,6 +69,7 @@ def test_replication_grid_and_objective():
     assert g == pytest.approx(num, rel=1e-5, abs=1e-9)
 
 
+@pytest.mark.workflow  # the replication at the default run's setting: 7 CPU-s
 @needs_shared_data
 def test_replication_setting_gives_our_runs_numbers():
     """Besiroglu et al.'s procedure from every 45th start of their grid (the default run's setting) on the

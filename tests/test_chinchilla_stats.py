@@ -87,6 +87,7 @@ def _crossed(alpha_l: float, noise: float, seed: int = 0) -> law.FitData:
     return law.FitData(m, ell, D, loss * np.exp(noise * rng.standard_normal(len(m))))
 
 
+@pytest.mark.workflow  # fits of synthetic sweeps at full size: 3 and 6 CPU-s
 @pytest.mark.parametrize("loss", ["squared", "huber"])
 def test_verdict_decides_when_the_data_can_tell_and_not_when_they_cannot(loss):
     """α_ℓ = 1.2 in the data. With 1 % noise the profile comparison excludes α_ℓ = 1 and keeps 1.2; with

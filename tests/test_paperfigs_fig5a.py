@@ -26,6 +26,8 @@ from depthwidth.paperfigs.fig5a import (
     render_panel,
 )
 
+pytestmark = pytest.mark.workflow  # Fig. 5a read at full size: 8 CPU-s
+
 FIG5 = SHARED_DATA / "superposition_paper" / "figures" / "Fig-5-1.pdf"
 
 

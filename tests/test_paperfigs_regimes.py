@@ -11,6 +11,10 @@ import pandas as pd
 import pytest
 from _helpers import SHARED_DATA, needs_shared_data
 
+pytestmark = (
+    pytest.mark.workflow
+)  # the readings of five figure PDFs at full size (11 CPU-s) and the overlays on them
+
 FIGS = SHARED_DATA / "superposition_paper" / "figures"
 
 
