@@ -36,25 +36,27 @@ class _UnmarkedPopen(_POPEN):
         super().__init__(args, *rest, **kwargs)
 
 
-# The test files that take longest (a minute or more of a 2-core machine each, by `--durations`), in that
-# order: under pytest-xdist (one file per worker at a time) they start first, so the suite does not end
-# waiting for one of them. The first two wait for the shared completed run, the longest single setup.
+# The test files that take longest (a minute or more of a 2-core machine each, by `--durations`): under
+# pytest-xdist (a file per worker at a time, handed out in this order: `--no-loadscope-reorder`) they
+# start first, so the suite does not end waiting for one of them. The first makes the shared completed
+# run (the longest setup); the next files that need it come after files that do not, so no worker waits.
 SLOW_FILES = (
     "test_partial_rerun.py",
-    "test_code_fingerprint.py",
     "test_faults_workflow.py",
-    "test_cluster_slurm.py",
     "test_hidden_states_workflow.py",
-    "test_faults_failed_run.py",
-    "test_bad_input.py",
+    "test_code_fingerprint.py",
     "test_paperfigs_workflow.py",
-    "test_chinchilla_stats.py",
     "test_superposition_law_jobs.py",
-    "test_restart.py",
+    "test_cluster_slurm.py",
+    "test_faults_failed_run.py",
     "test_depth_toy_workflow.py",
+    "test_bad_input.py",
+    "test_chinchilla_stats.py",
     "test_restart_law.py",
+    "test_restart.py",
     "test_models_hub.py",
     "test_restart_recipe.py",
+    "test_causal_tracing.py",
 )
 
 
