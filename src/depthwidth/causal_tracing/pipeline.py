@@ -2,8 +2,8 @@
 
 One job per model, which loads the model once and traces every fact: ``results/causal_tracing/{model}/
 {fact}.json`` (summary) and ``.npy`` (the L × T restored-probability matrix) for each fact. Loading costs
-more than tracing a fact on a CPU (about 9 of 12 CPU-s per fact job for SmolLM2-135M), so one job per
-model × fact paid it once per fact. Adding a model adds a job and reruns nothing else; adding or editing a
+more than tracing a fact on a CPU (about 9 of 12 CPU-s of a one-fact job for SmolLM2-135M), so a job per
+model × fact would pay it once per fact. Adding a model adds a job and reruns nothing else; adding or editing a
 fact reruns that model's jobs (the facts are in their params). ``batch_rows`` changes speed, not results:
 it reaches the jobs as the ``speed`` params.
 """
