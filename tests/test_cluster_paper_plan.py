@@ -31,7 +31,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
     config.yaml: dicts merge, lists replace; config/paper.yaml nulls config.yaml's `fineweb` loss corpus
     and `fineweb-300` token corpus, which drops them)."""
     from depthwidth.depth_toy import pipeline as depth_toy
-    from depthwidth.download.fetch import load_manifest
+    from depthwidth.download.fetch import load_manifest, pinned_group
     from depthwidth.models.pipeline import decoders
     from depthwidth.paperfigs import pipeline as paperfigs
     from depthwidth.superposition import pipeline as superposition
@@ -61,10 +61,10 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
     read = [
         key
         for key in load_manifest()
-        if key in figures or key.split("/")[0] in ("chinchilla", "openlm_scaling") or key in raw_paths
+        if key in figures or pinned_group(key) in ("chinchilla", "openlm_scaling") or key in raw_paths
     ]
     jobs = {
-        **{f"fetch_pinned_{g}": 1 for g in {key.split("/")[0] for key in read}},
+        **{f"fetch_pinned_{g}": 1 for g in {pinned_group(key) for key in read}},
         "fineweb_shards": 1,  # one job writes all hidden_states.corpus shards
         "model_fetch": len(used_models),
         "chinchilla_points": 1,

@@ -190,6 +190,18 @@ def atomic_write_csv(dest: str | Path, df, **kwargs) -> None:
     atomic_write(dest, lambda p: df.to_csv(p, **kwargs))
 
 
+def atomic_write_npy(dest: str | Path, array) -> None:
+    """A NumPy array as .npy, written through a handle (``np.save`` given a name appends ``.npy`` to the
+    temporary name)."""
+    import numpy as np  # here: the other writers need no numpy
+
+    def write(p: Path) -> None:
+        with open(p, "wb") as f:
+            np.save(f, array)
+
+    atomic_write(dest, write)
+
+
 def atomic_copy(src: str | Path, dest: str | Path) -> None:
     try:
         atomic_write(dest, lambda p: shutil.copyfile(src, p))

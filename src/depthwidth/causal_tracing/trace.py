@@ -39,7 +39,7 @@ import torch
 
 from torch import nn
 
-from depthwidth.files import atomic_write, atomic_write_json
+from depthwidth.files import atomic_write_json, atomic_write_npy
 from depthwidth.models.load import resolve_device as _resolve_device
 
 log = logging.getLogger("depthwidth.causal_tracing")
@@ -444,12 +444,7 @@ def causal_tracing_trace(
         )
         # the hub id (None for packaged or local models): the headline matches on it
         summary["model_id"] = spec.id
-
-        def save(path: Path, matrix=matrix) -> None:
-            with open(path, "wb") as f:
-                np.save(f, matrix)
-
-        atomic_write(out_npy, save)
+        atomic_write_npy(out_npy, matrix)
         atomic_write_json(out_json, summary)
         log.info("%s: fact %d of %d traced (%s)", model_name, i, len(facts), fact.name)
         summaries.append(summary)

@@ -35,6 +35,12 @@ def load_manifest(path: str | Path = MANIFEST_PATH) -> dict:
     return yaml.safe_load(Path(path).read_text())
 
 
+def pinned_group(key: str) -> str:
+    """The group of a pinned file, the first folder of its manifest key: one fetch job per group (rule
+    ``fetch_pinned_<group>``)."""
+    return key.split("/")[0]
+
+
 def pinned_key(path: str | Path, manifest: dict | None = None) -> str | None:
     """The manifest key of ``path`` (its path below a ``data/raw/`` folder), or None for a file that is
     not pinned."""
@@ -99,7 +105,7 @@ def check_pinned(
         )
     else:
         fix = (
-            f"Fix: rm {path} && snakemake --cores all <your target>{force} (rule fetch_pinned_{rel.split('/')[0]} "
+            f"Fix: rm {path} && snakemake --cores all <your target>{force} (rule fetch_pinned_{pinned_group(rel)} "
             "fetches it again)"
         )
     raise IntegrityError(f"{path}: {cause}; {why}. Nothing was computed from it. {fix}")

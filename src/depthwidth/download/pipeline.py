@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from depthwidth.download.fetch import MANIFEST_PATH, load_manifest, resolve_mirrors
+from depthwidth.download.fetch import MANIFEST_PATH, load_manifest, pinned_group, resolve_mirrors
 from depthwidth.download.fineweb import mirror_covers, shard_names
 from depthwidth.rules import Call, Keys, Rule
 
@@ -23,7 +23,7 @@ def groups(manifest: dict = MANIFEST) -> dict[str, list[str]]:
     from a mirror and checking it."""
     out: dict[str, list[str]] = {}
     for key in manifest:
-        out.setdefault(key.split("/")[0], []).append(key)
+        out.setdefault(pinned_group(key), []).append(key)
     bad = [g for g in out if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", g)]
     if bad:
         raise ValueError(

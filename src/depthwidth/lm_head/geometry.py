@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from depthwidth.files import atomic_write
+from depthwidth.files import atomic_write_npy
 from depthwidth.integrity import seal, write_json
 
 log = logging.getLogger("depthwidth.lm_head")
@@ -353,13 +353,7 @@ def lm_head_geometry(
         time.monotonic() - t0,
     )
     # both sealed (written last): rules lm_head_width_fit and lm_head_section check them before use
-    atomic_write(norms_path, lambda p: _save_npy(p, norms.astype(np.float32)))
+    atomic_write_npy(norms_path, norms.astype(np.float32))
     seal(norms_path)
     write_json(row_path, row)
     return row
-
-
-def _save_npy(path: Path, array: np.ndarray) -> None:
-    # through a handle: np.save given a name appends ".npy" to the temporary name
-    with open(path, "wb") as f:
-        np.save(f, array)
