@@ -288,3 +288,32 @@ def test_bf16_load_is_the_papers_for_folders_and_gguf(tmp_path):
         assert bufs and all(b.dtype == torch.float32 for b in bufs.values()), kind
         with torch.no_grad():
             assert torch.equal(lm.model(ids).logits, want), kind
+
+
+def test_gguf_conversion_parses_the_file_once_and_writes_the_same_bytes(tmp_path, monkeypatch):
+    import contextlib
+
+    import gguf
+
+    from depthwidth.models import fetch as fetch_mod
+
+    src = tmp_path / "pkg/tiny.Q.gguf"
+    src.parent.mkdir(parents=True)
+    _tiny_llama_gguf(src)
+    reader = gguf.GGUFReader
+    opened = []
+
+    def counting(*a, **k):
+        opened.append(a)
+        return reader(*a, **k)
+
+    monkeypatch.setattr(gguf, "GGUFReader", counting)
+    fetch_mod._gguf_to_hf(src, tmp_path / "once")
+    assert len(opened) == 1 and gguf.GGUFReader is counting  # restored after the block
+    monkeypatch.setattr(fetch_mod, "_gguf_parsed_once", contextlib.nullcontext)
+    fetch_mod._gguf_to_hf(src, tmp_path / "plain")
+    assert len(opened) == 4  # transformers alone: config, tokenizer and weights each parse it
+    names = sorted(p.name for p in (tmp_path / "plain").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "once").iterdir()) and "model.safetensors" in names
+    for name in names:
+        assert (tmp_path / "once" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes(), name

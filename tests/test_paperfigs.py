@@ -91,6 +91,34 @@ def test_given_labels_must_match_the_major_ticks(roundtrip_pdf):
         calibrate(shapes, frame, "bottom", "log", labels=[1.0, 10.0])
 
 
+def test_a_page_is_parsed_once_and_again_when_its_file_changes(roundtrip_pdf, tmp_path, monkeypatch):
+    import shutil
+
+    from depthwidth.paperfigs import vector
+
+    src, _ = roundtrip_pdf
+    pdf = tmp_path / "page.pdf"
+    shutil.copy(src, pdf)
+    calls = []
+    parse = vector._parse_page
+    monkeypatch.setattr(vector, "_parse_page", lambda *a: calls.append(a) or parse(*a))
+    first = vector.read_page(pdf)
+    paths = vector.filled_paths(pdf)
+    again = vector.read_page(pdf)
+    assert len(calls) == 1 and again == first and again is not first and len(first) > 50 and paths
+    again.clear()  # a caller's list is its own
+    assert len(vector.read_page(pdf)) == len(first) and len(calls) == 1
+    # another file at the same path (a new size): parsed again, and its shapes are the new file's
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.plot([0, 1], [0, 1])
+    fig.savefig(pdf)
+    plt.close(fig)
+    other = vector.read_page(pdf)
+    assert len(calls) == 2 and len(other) != len(first)
+
+
 def test_notebook_parser_rejects_another_notebook(tmp_path):
     from depthwidth.paperfigs.notebook import read_fit_notebook
 

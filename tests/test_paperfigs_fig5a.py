@@ -168,10 +168,10 @@ def test_fig5a_points_read_against_the_figure(fig5a):
 @needs_shared_data
 def test_fig5a_composite_matches_a_pdf_renderer():
     pdfium = pytest.importorskip("pypdfium2")
-    from depthwidth.paperfigs.vector import read_page
+    from depthwidth.paperfigs.vector import filled_paths, read_page
 
     shapes = read_page(FIG5)
-    img, box = render_panel(shapes, list(read_page.whole_paths), (36.0, 32.0, 128.0, 118.0))
+    img, box = render_panel(shapes, filled_paths(FIG5), (36.0, 32.0, 128.0, 118.0))
     page = pdfium.PdfDocument(str(FIG5))[0]
     w, h = page.get_size()
     ref = page.render(scale=SCALE, crop=(box[0], box[1], w - box[2], h - box[3]), no_smoothimage=True)

@@ -90,7 +90,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.paperfigs.axes import calibrate, find_frames, fit_axis
-from depthwidth.paperfigs.vector import Shape, image_array, read_page
+from depthwidth.paperfigs.vector import Shape, filled_paths, image_array, read_page
 
 LABELS = {"x": [0.0, 0.5, 1.0], "y": [0.0, 0.5, 1.0]}
 CBAR_LABELS = [-1.0, -0.5, 0.0, 0.5, 1.0]
@@ -536,7 +536,7 @@ def read_fig5a(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
     support; source, visible, reliable, cx, cy, how) and a summary (found vs expected, per γ; tick
     residuals; decoding errors; the axis span)."""
     shapes = read_page(pdf)
-    paths = list(read_page.whole_paths)
+    paths = filled_paths(pdf)
     frame = min(find_frames(shapes), key=lambda f: f[0])
     xa = calibrate(shapes, frame, "bottom", "linear", LABELS["x"])
     ya = calibrate(shapes, frame, "left", "linear", LABELS["y"])

@@ -199,17 +199,20 @@ def read_fig8b(
         mk = marks[k]
         m, r = masks[mk["shape"]]
         c0, c1 = max(mk["col"] - r, 0), min(mk["col"] + r + 1, W)
-        below = np.ones((H, c1 - c0, 3))
-        trans = np.ones((H, c1 - c0, 1))
-        add = np.zeros((H, c1 - c0, 3))
+        rows = np.arange(max(mk["prior_row"] - span, r), min(mk["prior_row"] + span, H - r - 1) + 1)
+        # only the pixel rows the candidate positions cover: lo ≤ row ± r < hi (never outside the image)
+        lo, hi = int(rows[0]) - r, int(rows[-1]) + r + 1
+        below = np.ones((hi - lo, c1 - c0, 3))
+        trans = np.ones((hi - lo, c1 - c0, 1))
+        add = np.zeros((hi - lo, c1 - c0, 3))
         for j, o in enumerate(marks):
             if j == k or abs(o["col"] - mk["col"]) > 2 * r + 1:
                 continue
             om, orr = masks[o["shape"]]
-            rs, cs = o["row"] - orr, o["col"] - orr - c0
+            rs, cs = o["row"] - orr - lo, o["col"] - orr - c0
             rr0, rr1, cc0, cc1 = (
                 max(rs, 0),
-                min(rs + 2 * orr + 1, H),
+                min(rs + 2 * orr + 1, hi - lo),
                 max(cs, 0),
                 min(cs + 2 * orr + 1, c1 - c0),
             )
@@ -225,14 +228,12 @@ def read_fig8b(
                 a_[sub] = (1 - ALPHA) * a_[sub] + ALPHA * o["color"]
                 t[sub] = (1 - ALPHA) * t[sub]
         final0 = below * trans + add
-        tgt = target[:, c0:c1]
+        tgt = target[lo:hi, c0:c1]
         D = ALPHA * (mk["color"] - below) * trans
-        g = (((final0 + D - tgt) ** 2).sum(axis=2) - ((final0 - tgt) ** 2).sum(axis=2)) * valid[:, c0:c1]
+        g = (((final0 + D - tgt) ** 2).sum(axis=2) - ((final0 - tgt) ** 2).sum(axis=2)) * valid[lo:hi, c0:c1]
         mm = m[:, c0 - (mk["col"] - r) : c1 - (mk["col"] - r)].astype(float)
-        rows = np.arange(max(mk["prior_row"] - span, r), min(mk["prior_row"] + span, H - r - 1) + 1)
-        gp = np.pad(g, ((r, r), (0, 0)))
-        # Δ(row) = Σ mask(p − row) g(p), for every allowed row at once
-        win = np.lib.stride_tricks.sliding_window_view(gp, mm.shape)[rows, 0]
+        # Δ(row) = Σ mask(p − row) g(p), for every allowed row at once (window i starts at pixel row lo + i)
+        win = np.lib.stride_tricks.sliding_window_view(g, mm.shape)[rows - r - lo, 0]
         vals = np.einsum("nij,ij->n", win, mm)
         best_row = int(rows[int(np.argmin(vals))])
         if best_row != mk["row"]:

@@ -4,7 +4,7 @@ embedded images, in page points with y upwards, each with its fill and stroke co
 pdfminer does not track the opacity set by ``gs`` (ExtGState ``ca``/``CA``); :class:`_Interpreter`
 adds it, so a marker drawn at alpha 0.3 reads back with ``fill_alpha`` 0.3.
 
-- ``read_page``: the objects of a page as :class:`Shape` rows.
+- ``read_page``: the objects of a page as :class:`Shape` rows; ``filled_paths``: its filled paths whole.
 - ``image_array``: the pixels of an embedded image as an (h, w, 3) uint8 array.
 """
 
@@ -143,19 +143,39 @@ def _classes():
     return Interpreter, Device
 
 
+_PARSED: dict[tuple, tuple[list[Shape], list[tuple]]] = {}  # the last page read: key -> (shapes, paths)
+
+
 def read_page(path: str | Path, page: int = 0) -> list[Shape]:
-    """Every drawing object of page ``page`` (0-based) of the PDF at ``path``, in drawing order."""
+    """Every drawing object of page ``page`` (0-based) of the PDF at ``path``, in drawing order.
+
+    The page is parsed once per process while the file is unchanged (same size and modification time):
+    a figure reading asks for the same page several times (Fig. 8b: its axes, its raster and its filled
+    paths)."""
+    return list(_parsed(path, page)[0])
+
+
+def _parsed(path: str | Path, page: int) -> tuple[list[Shape], list[tuple]]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no such PDF (fetch it with the download stage, rule fetch_pinned_superposition_paper)"
+        )
+    st = path.stat()
+    key = (str(path.resolve()), page, st.st_size, st.st_mtime_ns)
+    if key not in _PARSED:
+        _PARSED.clear()
+        _PARSED[key] = _parse_page(path, page)
+    return _PARSED[key]
+
+
+def _parse_page(path: Path, page: int) -> tuple[list[Shape], list[tuple]]:
     from pdfminer.layout import LAParams, LTChar, LTContainer, LTCurve, LTImage, LTLine, LTRect
     from pdfminer.pdfdocument import PDFDocument
     from pdfminer.pdfinterp import PDFResourceManager
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path}: no such PDF (fetch it with the download stage, rule fetch_pinned_superposition_paper)"
-        )
     Interpreter, Device = _classes()
     out: list[Shape] = []
     with open(path, "rb") as fh:
@@ -212,15 +232,13 @@ def read_page(path: str | Path, page: int = 0) -> list[Shape]:
                     walk(child)
 
         walk(layout)
-    read_page.whole_paths = device.whole_paths
-    return out
+    return out, device.whole_paths
 
 
 def filled_paths(path: str | Path, page: int = 0) -> list[tuple]:
     """Every filled path of a page whole, in painting order: (fill RGB, fill alpha, evenodd, segments),
     segments as (operator, [x0, y0, x1, y1, …]) in page points (m, l, c, v, y, h)."""
-    read_page(path, page)
-    return read_page.whole_paths
+    return list(_parsed(path, page)[1])
 
 
 def image_array(shape: Shape) -> np.ndarray:
