@@ -351,3 +351,42 @@ def test_loglog_line_names_bad_points_and_needs_two_widths():
     two = power_law_fit([2.0, 4.0], [1.0, 0.5])
     assert two["exponent"] == pytest.approx(1.0, rel=1e-12) and np.isnan(two["stderr"])
     assert np.isnan(power_law_fit([2.0, 2.0], [1.0, 0.5])["exponent"])
+
+
+def _is_label(node) -> bool:
+    """A string, or a tuple of strings: what a name table maps to."""
+    if isinstance(node, ast.Tuple):
+        return all(_is_label(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _exponent_sets(source: str) -> list[int]:
+    """Lines of the literals that spell the decomposed law's three exponent names and nothing else: a
+    tuple, list or set of them in any order, or a dict from them to names or labels (a dict of other data
+    keyed by exponent, like the values a verdict tests, is not a spelling of the names)."""
+    names = {"alpha_m", "alpha_l", "alpha_D"}
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            items = node.keys if all(_is_label(v) for v in node.values) else []
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = node.elts
+        else:
+            continue
+        if len(items) == 3 and {getattr(i, "value", None) for i in items} == names:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_exponent_names_are_written_once():
+    """One set of exponent names for the package (``laws.law.EXPONENT_LABELS``); a stage derives its order
+    and labels from it."""
+    found = {}
+    for p in sorted(PACKAGE.rglob("*.py")):
+        if lines := _exponent_sets(p.read_text()):
+            found[str(p.relative_to(PACKAGE))] = lines
+    assert list(found) == ["laws/law.py"] and len(found["laws/law.py"]) == 1, found
+    # the scan sees a second spelling, as a tuple in another order or as a table of symbols
+    assert len(_exponent_sets('ORDER = ("alpha_D", "alpha_m", "alpha_l")\n')) == 1
+    assert len(_exponent_sets('N = {"alpha_l": "a", "alpha_m": "b", "alpha_D": "c"}\n')) == 1
+    assert _exponent_sets('T = {"alpha_l": (1.0,), "alpha_m": (1.0,), "alpha_D": ()}\n') == []

@@ -26,7 +26,7 @@ import pandas as pd
 
 from depthwidth.laws import lawfit
 from depthwidth.chinchilla.compare import compare_laws
-from depthwidth.laws.law import ALPHA_BOUNDS, FitData
+from depthwidth.laws.law import ALPHA_BOUNDS, EXPONENTS, FitData
 from depthwidth.laws.lawfit import LawFit
 from depthwidth.laws.loglog import linear_r2
 from depthwidth.laws.profile import CHI2_LEVELS, profile, profile_interval, refine_grid
@@ -35,7 +35,6 @@ from depthwidth.integrity import read_table, write_json, write_table
 
 log = logging.getLogger("depthwidth.chinchilla.identify")
 
-EXPONENTS = ("alpha_m", "alpha_l", "alpha_D")
 # Above this |corr(log D, log N)| a sweep's tokens count as tied to model size.
 TIED_THRESHOLD = 0.9
 # Default profile grid of an exponent (refined around the best fit by ``refine_grid``).
@@ -226,12 +225,9 @@ def identify(
     if n_bootstrap > 0 and not fixed:
         boot = lawfit.bootstrap(d, how, best, n_bootstrap, seed=seed, n_starts=1)
         out["corr_bootstrap"] = correlation_from_bootstrap(boot)
+        spread = {a: lawfit.bootstrap_spread(boot[a]) for a in EXPONENTS}
         out["bootstrap"] = {
-            a: {
-                "std": float(boot[a].std(ddof=1)),
-                "ci95": [float(boot[a].quantile(0.025)), float(boot[a].quantile(0.975))],
-            }
-            for a in EXPONENTS
+            a: {"std": s["bootstrap_std"], "ci95": s["bootstrap_ci95"]} for a, s in spread.items()
         }
         out["bootstrap"]["resamples"] = len(boot)
     grids = profile_grids if profile_grids is not None else {"alpha_l": DEFAULT_GRID}

@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.laws import lawfit
-from depthwidth.laws.law import FitData
+from depthwidth.laws.law import EXPONENT_LABELS, FitData
 
-# The exponents of the decomposed law and their names (one set for the stage).
-EXPONENTS = ("alpha_l", "alpha_m", "alpha_D")
-EXPONENT_NAMES = {"alpha_l": "α_ℓ", "alpha_m": "α_m", "alpha_D": "α_D"}
+# The exponents of the decomposed law, depth first, and their symbols (depthwidth.laws.law).
+EXPONENTS = tuple(EXPONENT_LABELS)
+EXPONENT_NAMES = {a: symbol for a, (symbol, _) in EXPONENT_LABELS.items()}
 # The values compared at each choice: α_ℓ = 1 (ensemble averaging) against the depth paper's 1.2 ± 0.3;
 # α_m = 1 (strong superposition) against the superposition paper's LLM value 0.91. α_D has no claimed value.
 TESTED = {"alpha_l": (1.0, 1.2, 1.3), "alpha_m": (1.0, 0.91), "alpha_D": ()}

@@ -17,8 +17,8 @@ import pandas as pd
 from depthwidth.laws import lawfit
 from depthwidth.chinchilla.adam import fit_adam_batch
 from depthwidth.chinchilla.fit import fit_law, main_fit, paper_stderrs
-from depthwidth.laws.law import PARAMS, select_points, unit_scales
-from depthwidth.chinchilla.robustness import EXPONENTS, profile_statistics
+from depthwidth.laws.law import EXPONENTS, PARAMS, select_points, unit_scales
+from depthwidth.chinchilla.robustness import profile_statistics
 from depthwidth.integrity import read_table, write_table
 
 log = logging.getLogger("depthwidth.chinchilla")
@@ -60,7 +60,7 @@ def drop_scan(points: pd.DataFrame, params: dict, adam: bool = True) -> pd.DataF
             if not huber:
                 row[f"{p}_stderr_paper"] = se_paper[p]
             if boot is not None:
-                row[f"{p}_bootstrap_std"] = float(boot[p].std(ddof=1))
+                row[f"{p}_bootstrap_std"] = lawfit.bootstrap_spread(boot[p])["bootstrap_std"]
         boot_var = {e: row[f"{e}_bootstrap_std"] ** 2 for e in EXPONENTS} if boot is not None else None
         row.update(profile_statistics(d, how, res, boot_var, seed=params["seed"]))
         if a is not None:

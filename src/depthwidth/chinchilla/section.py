@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.identify import interval_text, sweep_shape, verdict
-from depthwidth.laws.law import PARAMS, decomposed_law, kept_mask, select_points
+from depthwidth.laws.law import EXPONENT_LABELS, PARAMS, decomposed_law, kept_mask, select_points
 from depthwidth.chinchilla.shape import fit_scales, shape_table
 from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
 from depthwidth.integrity import read_json, read_table, write_table
@@ -32,7 +32,7 @@ from depthwidth.sections import (
 )
 
 TITLE = "Chinchilla: the decomposed scaling law (Liu et al. 2026)"
-EXPONENTS = (("alpha_l", "α_ℓ (depth)"), ("alpha_m", "α_m (width)"), ("alpha_D", "α_D (data)"))
+EXPONENTS = tuple((a, f"{symbol} ({what})") for a, (symbol, what) in EXPONENT_LABELS.items())
 
 
 # ---------------------------------------------------------------- the rule
@@ -499,7 +499,7 @@ def figure_shape(figs: Figures, shape: pd.DataFrame) -> str:
 
 
 # ---------------------------------------------------------------- sweeps
-SWEEP_EXPONENTS = (("alpha_l", "α_ℓ"), ("alpha_m", "α_m"), ("alpha_D", "α_D"))
+SWEEP_EXPONENTS = tuple((a, symbol) for a, (symbol, _) in EXPONENT_LABELS.items())
 
 
 def sweeps_html(figs: Figures, summaries: list[dict]) -> tuple[str, pd.DataFrame]:

@@ -68,6 +68,10 @@ DECOMPOSED = PowerLaw(
 )
 # Its parameters in output order: c_m, alpha_m, c_l, alpha_l, c_D, alpha_D, L0.
 PARAMS = DECOMPOSED.params
+# Its exponents (alpha_m, alpha_l, alpha_D), and as the report lists them: the depth exponent first, each
+# with its symbol and what it scales. The one set of exponent names for every stage that fits this law.
+EXPONENTS = DECOMPOSED.exponents
+EXPONENT_LABELS = {"alpha_l": ("α_ℓ", "depth"), "alpha_m": ("α_m", "width"), "alpha_D": ("α_D", "data")}
 # L = A/N^α + B/D^β + E (Hoffmann et al. 2022, approach 3): N parameters, D tokens.
 CHINCHILLA = PowerLaw("chinchilla", (("A", "alpha", "N"), ("B", "beta", "D")), offset="E")
 # Hoffmann et al.'s estimates (N in parameters, D in tokens): the Chinchilla law's first start.

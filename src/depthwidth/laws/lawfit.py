@@ -81,9 +81,9 @@ def paper_starts(d: FitData, n: int, rng: np.random.Generator) -> list[dict]:
     starts = [dict(PAPER_INIT)]
     for _ in range(max(n - 1, 0)):
         s = dict(PAPER_INIT)
-        for k in ("alpha_m", "alpha_l", "alpha_D"):
+        for k in DECOMPOSED.exponents:
             s[k] = float(np.exp(rng.uniform(np.log(0.1), np.log(3.0))))
-        for k in ("c_m", "c_l", "c_D"):
+        for k in DECOMPOSED.coefficients:
             s[k] = float(np.exp(rng.uniform(np.log(1.0), np.log(1e4))))
         s["L0"] = float(rng.uniform(0.5, 2.0))
         starts.append(s)
@@ -98,13 +98,8 @@ def unit_starts(d: FitData, n: int, rng: np.random.Generator) -> list[dict]:
         {"c_m": 0.3, "alpha_m": 0.5, "c_l": 0.3, "alpha_l": 1.0, "c_D": 0.3, "alpha_D": 0.3, "L0": 0.6 * lmin}
     ]
     for _ in range(max(n - 1, 0)):
-        s = {c: float(np.exp(rng.uniform(np.log(0.01), np.log(3.0)))) for c in ("c_m", "c_l", "c_D")}
-        s.update(
-            {
-                a: float(np.exp(rng.uniform(np.log(0.1), np.log(3.0))))
-                for a in ("alpha_m", "alpha_l", "alpha_D")
-            }
-        )
+        s = {c: float(np.exp(rng.uniform(np.log(0.01), np.log(3.0)))) for c in DECOMPOSED.coefficients}
+        s.update({a: float(np.exp(rng.uniform(np.log(0.1), np.log(3.0)))) for a in DECOMPOSED.exponents})
         s["L0"] = float(rng.uniform(0.1, 0.95) * lmin)
         starts.append(s)
     return starts

@@ -54,19 +54,3 @@ def bootstrap(
     out = pd.DataFrame(rows)
     out.attrs["unit"] = unit
     return out
-
-
-def summary(samples: pd.DataFrame, names) -> dict:
-    """Per parameter of ``names`` present in ``samples``: the bootstrap standard deviation (ddof 1) and the
-    95 % percentile interval, with the number of resamples; {} with fewer than two resamples."""
-    if len(samples) < 2:
-        return {}
-    return {
-        k: {
-            "bootstrap_std": float(samples[k].std(ddof=1)),
-            "bootstrap_ci95": [float(samples[k].quantile(0.025)), float(samples[k].quantile(0.975))],
-            "resamples": int(samples[k].notna().sum()),
-        }
-        for k in names
-        if k in samples.columns
-    }
