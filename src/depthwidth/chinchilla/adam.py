@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthwidth.laws.law import EXPONENTS, PARAMS, PAPER_INIT, FitData, decomposed_law
+from depthwidth.laws.law import DECOMPOSED, PARAMS, PAPER_INIT, FitData, decomposed_law
 
 LR_LOG_C = 5e-3  # ln c_m, ln c_ℓ, ln c_D and E
 LR_EXPONENTS = 5e-4  # α_m, α_ℓ, α_D
@@ -54,8 +54,8 @@ def fit_adam_batch(datasets: list[FitData], steps: int = 50_000) -> list[dict]:
 
     logs, log_loss, mask, counts = _padded(datasets)
     batch = len(datasets)
-    init_c = [np.log(PAPER_INIT[k]) for k in ("c_m", "c_l", "c_D")]
-    init_a = [PAPER_INIT[k] for k in EXPONENTS]
+    init_c = [np.log(PAPER_INIT[k]) for k in DECOMPOSED.coefficients]
+    init_a = [PAPER_INIT[k] for k in DECOMPOSED.exponents]
     log_c = torch.tensor([init_c] * batch, dtype=torch.float64)  # (B, 3), float64 as in the notebook
     alpha = torch.tensor([init_a] * batch, dtype=torch.float32)  # (B, 3)
     E = torch.full((batch,), PAPER_INIT["L0"], dtype=torch.float32)  # (B,)

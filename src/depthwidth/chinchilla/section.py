@@ -499,9 +499,6 @@ def figure_shape(figs: Figures, shape: pd.DataFrame) -> str:
 
 
 # ---------------------------------------------------------------- sweeps
-SWEEP_EXPONENTS = tuple((a, symbol) for a, (symbol, _) in EXPONENT_LABELS.items())
-
-
 def sweeps_html(figs: Figures, summaries: list[dict]) -> tuple[str, pd.DataFrame]:
     """The comparison of sweeps: table, tied-tokens sentence, a verdict on α_ℓ ≈ 1 per sweep, and the
     Δχ²(α_ℓ) profile figure per sweep. Returns (html, the table as a DataFrame)."""
@@ -547,7 +544,7 @@ def sweep_table(summaries: list[dict]) -> pd.DataFrame:
             "runs": s["n"],
             "groups (L0 each)": len(s["groups"]) if s["group_offsets"] else 1,
         }
-        for a, label in SWEEP_EXPONENTS:
+        for a, label in EXPONENT_NAMES.items():
             row[f"{label} (SE)"] = _value(s, a)
             row[f"{label} 68 %"] = interval_text(s, a, "68%")
             row[f"{label} 95 %"] = interval_text(s, a, "95%")

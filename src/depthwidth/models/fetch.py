@@ -230,9 +230,9 @@ def _gguf_parsed_once():
     transformers parses the whole GGUF file three times to load one model (its config, its tokenizer,
     its weights) and builds the same tensor-name table once per module (397 times for SmolLM2-135M); the
     reader is a read-only memory map and the table a lookup, so one of each serves every call: the same
-    tensors and files, with the conversion's CPU time 19.4 → 11.4 s
-    (SmolLM2-135M, measured alone). Both are looked up on the ``gguf`` module
-    at each call (function-local imports), which is what lets this work without touching transformers.
+    tensors and files, with the conversion's CPU time 19.4 → 11.4 s (SmolLM2-135M, measured alone). Both
+    are looked up on the ``gguf`` module at each call (function-local imports), which is what lets this
+    work without touching transformers.
     """
     import gguf as gguf_lib
 
