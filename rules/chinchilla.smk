@@ -7,6 +7,7 @@ RULES.add(chinchilla_pipeline)
 
 wildcard_constraints:
     sweep="[A-Za-z0-9_.-]+",
+    loss="|".join(chinchilla_pipeline.LOSSES),
 
 
 rule chinchilla_points:
@@ -31,16 +32,18 @@ rule chinchilla_points:
         "../scripts/chinchilla_points.py"
 
 
+# The fit grid (chinchilla_pipeline.LOSSES): the decomposed law fitted with each loss, its settings
+# chinchilla.fit with chinchilla.<loss> over them. The squared cell is the paper's fit.
 rule chinchilla_fit:
     input:
         points="results/chinchilla/points.csv",
     output:
-        fit="results/chinchilla/fit.json",
-        bootstrap="results/chinchilla/bootstrap.csv",
+        fit="results/chinchilla/fits/{loss}/fit.json",
+        bootstrap="results/chinchilla/fits/{loss}/bootstrap.csv",
     log:
-        "logs/chinchilla/fit.log",
+        "logs/chinchilla/fits/{loss}/fit.log",
     benchmark:
-        "benchmarks/chinchilla/fit.tsv"
+        "benchmarks/chinchilla/fits/{loss}/fit.tsv"
     conda:
         "../envs/depthwidth.yaml"
     threads: RULES.threads("chinchilla_fit")
@@ -52,16 +55,17 @@ rule chinchilla_fit:
         "../scripts/chinchilla_fit.py"
 
 
-# The paper's appendix: refit leaving out the k highest-loss points, for each k of chinchilla.drop_scan.
+# The paper's appendix: refit a cell leaving out the k highest-loss points, for each k of
+# chinchilla.drop_scan.
 rule chinchilla_drop_scan:
     input:
         points="results/chinchilla/points.csv",
     output:
-        scan="results/chinchilla/drop_scan.csv",
+        scan="results/chinchilla/fits/{loss}/drop_scan.csv",
     log:
-        "logs/chinchilla/drop_scan.log",
+        "logs/chinchilla/fits/{loss}/drop_scan.log",
     benchmark:
-        "benchmarks/chinchilla/drop_scan.tsv"
+        "benchmarks/chinchilla/fits/{loss}/drop_scan.tsv"
     conda:
         "../envs/depthwidth.yaml"
     threads: RULES.threads("chinchilla_drop_scan")
@@ -73,30 +77,28 @@ rule chinchilla_drop_scan:
         "../scripts/chinchilla_drop_scan.py"
 
 
-# The decomposed law with the Huber loss (chinchilla.huber over chinchilla.fit): the fit on all points
-# and at each k of the scan.
-rule chinchilla_huber:
+# Why the cut moves α_ℓ: the Huber cell's fit at each δ of chinchilla.huber.delta_scan and with least
+# squares, and every run's leverage.
+rule chinchilla_leverage:
     input:
         points="results/chinchilla/points.csv",
+        fit="results/chinchilla/fits/huber/fit.json",
     output:
-        fit="results/chinchilla/fit_huber.json",
-        bootstrap="results/chinchilla/bootstrap_huber.csv",
-        scan="results/chinchilla/drop_scan_huber.csv",
-        deltas="results/chinchilla/delta_scan_huber.csv",
+        deltas="results/chinchilla/delta_scan.csv",
         leverage="results/chinchilla/leverage.csv",
     log:
-        "logs/chinchilla/huber.log",
+        "logs/chinchilla/leverage.log",
     benchmark:
-        "benchmarks/chinchilla/huber.tsv"
+        "benchmarks/chinchilla/leverage.tsv"
     conda:
         "../envs/depthwidth.yaml"
-    threads: RULES.threads("chinchilla_huber")
+    threads: RULES.threads("chinchilla_leverage")
     resources:
-        **RULES.resources("chinchilla_huber"),
+        **RULES.resources("chinchilla_leverage"),
     params:
-        **RULES.params("chinchilla_huber"),
+        **RULES.params("chinchilla_leverage"),
     script:
-        "../scripts/chinchilla_huber.py"
+        "../scripts/chinchilla_leverage.py"
 
 
 # The Chinchilla law L = E + A/N^alpha + B/D^beta: Besiroglu et al.'s replication procedure and the
@@ -123,7 +125,7 @@ rule chinchilla_law:
 
 # Sweeps (chinchilla.sweeps): each named table of runs, loaded and checked, then the law fitted with its
 # identifiability (profile likelihood, correlations, tokens tied to size). The chinchilla sweep repeats
-# the main fit's points; fit.json above stays the stage's main fit.
+# the main fit's points; the squared cell above stays the stage's main fit.
 rule chinchilla_sweep_points:
     input:
         chinchilla_pipeline.sweep_input_function(config),
@@ -169,12 +171,12 @@ rule chinchilla_section:
     input:
         points="results/chinchilla/points.csv",
         summary="results/chinchilla/reconstruction.json",
-        fit="results/chinchilla/fit.json",
-        bootstrap="results/chinchilla/bootstrap.csv",
-        scan="results/chinchilla/drop_scan.csv",
-        fit_huber="results/chinchilla/fit_huber.json",
-        scan_huber="results/chinchilla/drop_scan_huber.csv",
-        deltas="results/chinchilla/delta_scan_huber.csv",
+        fit=chinchilla_pipeline.fit_target("squared"),
+        bootstrap=chinchilla_pipeline.fit_target("squared", "bootstrap.csv"),
+        scan=chinchilla_pipeline.fit_target("squared", "drop_scan.csv"),
+        fit_huber=chinchilla_pipeline.fit_target("huber"),
+        scan_huber=chinchilla_pipeline.fit_target("huber", "drop_scan.csv"),
+        deltas="results/chinchilla/delta_scan.csv",
         leverage="results/chinchilla/leverage.csv",
         law="results/chinchilla/chinchilla_law.json",
         sweeps=chinchilla_pipeline.sweep_targets(config),

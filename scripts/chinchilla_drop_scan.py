@@ -1,4 +1,4 @@
-"""Refit the decomposed law leaving out the k highest-loss points, for each k (rule chinchilla_drop_scan)."""
+"""Refit one cell of the fit grid leaving out the k highest-loss points, for each k (rule chinchilla_drop_scan)."""
 
 from depthwidth.chinchilla.scan import chinchilla_drop_scan
 from depthwidth.logs import setup_logging

@@ -1,4 +1,4 @@
-"""Fit the decomposed law to the Chinchilla points (rule chinchilla_fit)."""
+"""Fit the decomposed law to the Chinchilla points with one loss of the grid (rule chinchilla_fit)."""
 
 from depthwidth.chinchilla.fit import chinchilla_fit
 from depthwidth.logs import setup_logging

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.workflow
 def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
     # The whole test config, run once per session (the completed_run fixture); this test only reads it.
     wd = completed_run
-    fit = json.loads((wd / "results/chinchilla/fit.json").read_text())
+    fit = json.loads((wd / "results/chinchilla/fits/squared/fit.json").read_text())
     assert fit["converged"] and fit["n_points"] == 203
     a_l = fit["params"]["alpha_l"]
     assert 0.9 < a_l["value"] < 1.8 and 0.05 < a_l["stderr"] < 0.6  # the paper: 1.2 ± 0.3
@@ -25,7 +25,7 @@ def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
     assert "layers_minus_2" in fit["variants"]
     assert 0.05 < a_l["stderr_paper"] < 0.6  # the paper's error formula, beside lmfit's
     # the dropped-points scan (config/test.yaml: k = 1, 40, 100) and the section's figure files
-    scan = pd.read_csv(wd / "results/chinchilla/drop_scan.csv")
+    scan = pd.read_csv(wd / "results/chinchilla/fits/squared/drop_scan.csv")
     assert scan["n_points"].tolist() == [244, 203, 144]
     assert scan.loc[1, "alpha_l"] == pytest.approx(
         a_l["value"], rel=1e-9
@@ -44,7 +44,7 @@ def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
     assert (al.xs("huber")["error_kind"] == "bootstrap std").all()
     assert {"lr_1", "lr_1.2", "lr_1.3"} <= set(rob.columns)
     assert "leverage.png" in {p.name for p in figures.iterdir()}
-    huber = json.loads((wd / "results/chinchilla/fit_huber.json").read_text())
+    huber = json.loads((wd / "results/chinchilla/fits/huber/fit.json").read_text())
     assert huber["loss"] == "huber" and huber["n_points"] == 245
     law = json.loads((wd / "results/chinchilla/chinchilla_law.json").read_text())
     assert law["replication"]["n_points"] == 240 and law["replication"]["starts_run"] == 10

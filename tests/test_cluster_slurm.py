@@ -227,7 +227,7 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
         "chinchilla_points",
         "chinchilla_fit",
         "chinchilla_drop_scan",
-        "chinchilla_huber",
+        "chinchilla_leverage",
         "chinchilla_law",
         "chinchilla_section",
     }, text[-4000:]

@@ -81,7 +81,9 @@ def test_targets_only_commands_are_merged_into_one_dry_run():
     runs = dry_runs()
     merged = [c for c in runs if _TARGETS_ONLY.match(c)]
     assert (
-        len(merged) == 1 and "results/report.html" in merged[0] and "results/chinchilla/fit.json" in merged[0]
+        len(merged) == 1
+        and "results/report.html" in merged[0]
+        and "results/chinchilla/fits/squared/fit.json" in merged[0]
     )
 
 

@@ -52,7 +52,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                 }
             },
             {"chinchilla_fit": 1, "chinchilla_section": 1, **REPORT},
-            {"results/chinchilla/fit.json", "results/chinchilla/bootstrap.csv"},
+            {"results/chinchilla/fits/squared/fit.json", "results/chinchilla/fits/squared/bootstrap.csv"},
         ),
         # a report option: only the report
         (

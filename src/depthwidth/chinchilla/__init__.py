@@ -1,9 +1,12 @@
 """Chinchilla stage: reconstruct the points of Chinchilla Fig. 4 and fit the decomposed law.
 
-``points`` (rule chinchilla_points), ``law`` (the law, the data class and the point selection),
-``lawfit`` (the one fitting core every fit below uses), ``fit`` (rule chinchilla_fit: lmfit to
+``points`` (rule chinchilla_points); the fit grid, one cell per loss of the fitting core
+(``pipeline.LOSSES``, results/chinchilla/fits/<loss>/): ``fit`` (rule chinchilla_fit: lmfit to
 convergence, standard errors, bootstrap, held-out check, variants), ``adam`` (the paper's Adam fit),
-``scan`` (rule chinchilla_drop_scan), ``sweeps`` (rule chinchilla_sweep_points), ``identify`` (rule
-chinchilla_sweep_identify and the decisions on a sweep), ``shape`` (what the law implies for width and
-depth), ``section`` (rule chinchilla_section), ``pipeline`` (config → rule params).
+``scan`` (rule chinchilla_drop_scan); ``robustness`` (the exponents across losses and cuts, and rule
+chinchilla_leverage), ``replication`` and ``compare`` (rule chinchilla_law), ``sweeps`` (rule
+chinchilla_sweep_points), ``identify`` (rule chinchilla_sweep_identify and the decisions on a sweep),
+``shape`` (what the law implies for width and depth), ``section`` (rule chinchilla_section),
+``pipeline`` (config → rule params). The law, the data class and the point selection are
+``depthwidth.laws``.
 """

@@ -5,55 +5,55 @@ from __future__ import annotations
 
 from depthwidth.rules import Call, Keys, Rule
 
-# Keys of chinchilla.fit the dropped-points scan uses: editing another fit key (bootstrap, held-out,
-# variants) does not rerun the scan.
-SCAN_FIT_KEYS = (
-    "width_scale",
-    "depth_scale",
-    "tokens_scale",
-    "n_starts",
-    "seed",
-    "adam_steps",
-    "loss",
-    "huber_delta",
-)
+# The fit grid: one cell per loss, results/chinchilla/fits/<loss>/ (rules chinchilla_fit and
+# chinchilla_drop_scan). A cell's settings are chinchilla.fit's, with chinchilla.<loss> over them where
+# that section exists (chinchilla.huber); the loss itself is the cell's key.
+LOSSES = ("squared", "huber")
+
+# A cell's units, starts and seed; the dropped-points scan reads these keys of a cell and ``SCAN_KEYS``
+# (editing another, such as bootstrap, held-out or variants, does not rerun the scan).
+SHARED_KEYS = ("width_scale", "depth_scale", "tokens_scale", "n_starts", "seed")
+SCAN_KEYS = (*SHARED_KEYS, "adam_steps", "loss", "huber_delta", "scan_bootstrap_resamples")
+LEVERAGE_KEYS = (*SHARED_KEYS, "drop_highest_loss", "delta_scan")
+# Keys of a cell only its scan or the leverage rule reads.
+NOT_FIT_KEYS = ("scan_bootstrap_resamples", "delta_scan")
 
 
-# Keys of chinchilla.fit the Huber fit uses (chinchilla.huber sets the rest).
-HUBER_FIT_KEYS = (
-    "width_scale",
-    "depth_scale",
-    "tokens_scale",
-    "n_starts",
-    "seed",
-    "huber_delta",
-    "heldout_fraction",
-)
-
-
-def huber_params(config: dict, wildcards: dict | None = None) -> dict:
-    """The Huber fit's settings: the fit keys it shares (``HUBER_FIT_KEYS``), ``chinchilla.huber``, loss
-    huber, no variants, and the scan's k list and precision of the paper's errors."""
+def cell(config: dict, loss: str) -> dict:
+    """The settings of the grid's cell ``loss``: ``chinchilla.fit``, ``chinchilla.<loss>`` over it."""
+    if loss not in LOSSES:
+        raise ValueError(f"no fit cell for loss {loss!r}; the grid has {LOSSES}")
     c = config["chinchilla"]
-    return dict(
-        sorted(
-            {
-                **{k: c["fit"][k] for k in HUBER_FIT_KEYS},
-                **c["huber"],
-                "loss": "huber",
-                "variants": [],
-                "drop_highest": c["drop_scan"]["drop_highest"],
-                "paper_cut": c["fit"]["drop_highest_loss"],
-                "paper_stderr_precision": c["drop_scan"]["paper_stderr_precision"],
-            }.items()
-        )
-    )
+    return {**c["fit"], **c.get(loss, {}), "loss": loss}
 
 
-def drop_scan_params(config: dict, wildcards: dict | None = None) -> dict:
-    """The scan's k list and the fit settings it shares with the main fit."""
-    fit = config["chinchilla"]["fit"]
-    return dict(sorted({**{k: fit[k] for k in SCAN_FIT_KEYS}, **config["chinchilla"]["drop_scan"]}.items()))
+def fit_params(config: dict, wildcards: dict) -> dict:
+    """Rule chinchilla_fit's params: the job's cell, less the keys only its scan reads (and ``adam_steps``
+    unless the cell runs the ``paper_adam`` variant)."""
+    s = cell(config, wildcards["loss"])
+    drop = NOT_FIT_KEYS + (() if "paper_adam" in s["variants"] else ("adam_steps",))
+    return dict(sorted((k, v) for k, v in s.items() if k not in drop))
+
+
+def drop_scan_params(config: dict, wildcards: dict) -> dict:
+    """Rule chinchilla_drop_scan's params: the scan's keys of the job's cell (``SCAN_KEYS``; ``adam_steps``
+    only for the squared cell, whose scan repeats the paper's Adam fit) and ``chinchilla.drop_scan``."""
+    s = cell(config, wildcards["loss"])
+    keys = [k for k in SCAN_KEYS if k in s and (k != "adam_steps" or s["loss"] == "squared")]
+    return dict(sorted({**{k: s[k] for k in keys}, **config["chinchilla"]["drop_scan"]}.items()))
+
+
+def leverage_params(config: dict, wildcards: dict | None = None) -> dict:
+    """Rule chinchilla_leverage's params: the Huber cell's points, starts, units and δ list
+    (``LEVERAGE_KEYS``), and the paper's cut (``chinchilla.fit.drop_highest_loss``)."""
+    s = cell(config, "huber")
+    paper_cut = config["chinchilla"]["fit"]["drop_highest_loss"]
+    return dict(sorted({**{k: s[k] for k in LEVERAGE_KEYS}, "paper_cut": paper_cut}.items()))
+
+
+def fit_target(loss: str, name: str = "fit.json") -> str:
+    """A file of the grid's cell ``loss``."""
+    return f"results/chinchilla/fits/{loss}/{name}"
 
 
 # ---------------------------------------------------------------- sweeps (chinchilla.sweeps)
@@ -135,9 +135,9 @@ def openlm_files() -> list[str]:
 # (every key, sorted: editing one reruns only that rule); params drawn from several sections are a ``Call``.
 RULES = {
     "chinchilla_points": Rule(sources=True, mem_mb=500, runtime=5),
-    "chinchilla_fit": Rule(params={"fit": Keys("chinchilla.fit")}, mem_mb=1000, runtime=60),
+    "chinchilla_fit": Rule(params={"fit": Call(fit_params)}, mem_mb=1000, runtime=60),
     "chinchilla_drop_scan": Rule(params={"scan": Call(drop_scan_params)}, mem_mb=1000, runtime=30),
-    "chinchilla_huber": Rule(params={"fit": Call(huber_params)}, mem_mb=1000, runtime=30),
+    "chinchilla_leverage": Rule(params={"cfg": Call(leverage_params)}, mem_mb=1000, runtime=10),
     "chinchilla_law": Rule(params={"cfg": Keys("chinchilla.chinchilla_law")}, mem_mb=1000, runtime=30),
     "chinchilla_sweep_points": Rule(
         params={"spec": Call(sweep_load_params)}, sources=True, mem_mb=1000, runtime=5

@@ -14,15 +14,27 @@ The profile statistic of a value a of exponent θ, at one choice, with the other
 
 A value is excluded at a choice when its statistic exceeds 3.84 (95 %); the data tell two values apart
 at a choice when one is excluded and the other is not.
+
+What the Huber cell of the fit grid owes to δ and to the runs' leverage (rule chinchilla_leverage): the same
+fit on its points at each δ of ``delta_scan`` and with least squares, and the leverage of every run under
+the least-squares fit on all points, which shows why the cut moves α_ℓ. A Huber M-estimator bounds the
+influence of a residual, not of a point's leverage: the runs the paper's cut leaves out are not residual
+outliers under the Huber fit but high-leverage runs at small D, so the loss does not replace the cut.
 """
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
 
+from depthwidth.chinchilla.fit import fit_law, main_fit
+from depthwidth.integrity import read_json, read_table, write_table
 from depthwidth.laws import lawfit
-from depthwidth.laws.law import EXPONENT_LABELS, FitData
+from depthwidth.laws.law import EXPONENT_LABELS, PARAMS, FitData, kept_mask, select_points, unit_scales
+
+log = logging.getLogger("depthwidth.chinchilla")
 
 # The exponents of the decomposed law, depth first, and their symbols (depthwidth.laws.law).
 EXPONENTS = tuple(EXPONENT_LABELS)
@@ -182,3 +194,87 @@ def sentence(table: pd.DataFrame, exponent: str) -> str:
     parts = [f"{v} excluded at {d['excluded']} of {d['of']}" for v, d in s["decisions"].items()]
     tell = "; ".join(f"{k} at {n}" for k, n in s["verdicts"].items())
     return f"{text} Profile comparison at each choice: {name} = {'; '.join(parts)} ({tell})."
+
+
+# ---------------------------------------------------------------- the δ scan and the runs' leverage
+def delta_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
+    """The fit on the points ``params["drop_highest_loss"]`` keeps, with the Huber loss at each δ of
+    ``params["delta_scan"]`` and with least squares: one row per fit (``loss``, ``huber_delta``, values,
+    objective, ``n_inside``: runs with |r| ≤ δ)."""
+    scales = unit_scales(params)
+    d = select_points(points, params["drop_highest_loss"], **scales)
+    rows = []
+    for loss, delta in [("huber", float(x)) for x in params["delta_scan"]] + [("squared", np.nan)]:
+        how = main_fit({"loss": loss, "huber_delta": delta if loss == "huber" else 1.0})
+        res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"], how=how)
+        r = how.residual(res.params, d)
+        rows.append(
+            {
+                "loss": loss,
+                "huber_delta": delta,
+                "drop_highest": params["drop_highest_loss"],
+                "n_points": len(d),
+                **how.values(res, d),
+                "objective": float(res.objective),
+                "n_inside": int(np.sum(np.abs(r) <= delta)) if loss == "huber" else len(d),
+                "converged": bool(res.success),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def leverage(
+    points: pd.DataFrame, params: dict, ls_values: dict, huber_values: dict, cut: int
+) -> pd.DataFrame:
+    """Per run of all points: tokens, loss, whether the paper's cut of ``cut`` leaves it out, its hat value
+    h_i = [J(JᵀJ)⁻¹Jᵀ]_ii and Cook's distance r_i²/(p s²)·h_i/(1 − h_i)² under the least-squares fit on all
+    points (``ls_values``), and its log residual under the Huber fit on all points (``huber_values``)."""
+    scales = unit_scales(params)
+    d = select_points(points, 0, **scales)
+    how = lawfit.LawFit(starts=lawfit.paper_starts)
+    p = how.params(d, ls_values)
+    J, r = how.jacobian(p, d), how.residual(p, d)
+    n, k = J.shape
+    h = np.einsum("ij,jk,ik->i", J, np.linalg.pinv(J.T @ J), J)
+    s2 = float(r @ r) / (n - k)
+    return pd.DataFrame(
+        {
+            "tokens": points["tokens"].to_numpy(float),
+            "params": points["params"].to_numpy(float),
+            "loss": points["loss"].to_numpy(float),
+            "left_out_by_cut": ~kept_mask(points["loss"].to_numpy(float), cut),
+            "hat": h,
+            "cooks_distance": r**2 / (k * s2) * h / (1 - h) ** 2,
+            "residual_least_squares": r,
+            "residual_huber": how.residual(how.params(d, huber_values), d),
+        }
+    )
+
+
+def chinchilla_leverage(points_csv, huber_fit_json, params: dict, delta_out, leverage_out) -> pd.DataFrame:
+    """Rule chinchilla_leverage: the δ-sensitivity of the Huber cell's fit (:func:`delta_scan`) and the
+    runs' leverage (:func:`leverage`) under the least-squares fit on its points and the Huber cell's fit
+    (``huber_fit_json``, rule chinchilla_fit)."""
+    from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
+
+    points = read_table(points_csv, POINTS_RULE, POINT_COLUMNS)
+    huber = read_json(huber_fit_json, "chinchilla_fit", ("params", "loss", "drop_highest_loss"))
+    if huber["loss"] != "huber" or huber["drop_highest_loss"] != params["drop_highest_loss"]:
+        raise ValueError(
+            f"{huber_fit_json}: a fit with loss {huber['loss']!r} at k = {huber['drop_highest_loss']}, not the "
+            f"Huber cell's (k = {params['drop_highest_loss']}); rerun with --forcerun chinchilla_fit"
+        )
+    deltas = delta_scan(points, params)
+    log.info("delta scan: alpha_l %s", dict(zip(deltas["huber_delta"], deltas["alpha_l"].round(3))))
+    ls = deltas[deltas["loss"] == "squared"].iloc[0]
+    lev = leverage(
+        points,
+        params,
+        {p: float(ls[p]) for p in PARAMS},
+        {p: huber["params"][p]["value"] for p in PARAMS},
+        params["paper_cut"],
+    )
+    # sealed: rule chinchilla_section checks them
+    write_table(deltas, delta_out)
+    write_table(lev, leverage_out)
+    return lev

@@ -24,11 +24,12 @@ from depthwidth.integrity import read_table, write_table
 log = logging.getLogger("depthwidth.chinchilla")
 
 
-def drop_scan(points: pd.DataFrame, params: dict, adam: bool = True) -> pd.DataFrame:
+def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
     """One row per k of ``params["drop_highest"]``: ``drop_highest, n_points, converged``, then per
     parameter p of ``PARAMS``: ``p`` and ``p_stderr`` (lmfit), ``p_stderr_paper`` (the paper's, of ln c
-    for the c's); with ``adam``, ``adam_steps`` and per parameter ``p_adam`` and ``p_adam_stderr_paper``
-    (the paper's Adam fit and its errors there). The objective is ``params``' ``loss`` (``huber_delta``).
+    for the c's); with the squared loss (the paper's), ``adam_steps`` and per parameter ``p_adam`` and
+    ``p_adam_stderr_paper`` (the paper's Adam fit and its errors there). The objective is ``params``'
+    ``loss`` (``huber_delta``); with ``scan_bootstrap_resamples``, per parameter ``p_bootstrap_std``.
     The paper's errors are computed in ``params["paper_stderr_precision"]`` (float64, or float32 as the
     paper's ``scanignore.py``; :func:`depthwidth.chinchilla.fit.paper_stderrs`), named in the column
     ``stderr_paper_precision``."""
@@ -37,10 +38,11 @@ def drop_scan(points: pd.DataFrame, params: dict, adam: bool = True) -> pd.DataF
     ks = list(params["drop_highest"])
     datasets = [select_points(points, k, **scales) for k in ks]
     log.info("dropped-points scan: k = %s keep %s points", ks, [len(d) for d in datasets])
-    adam_fits = fit_adam_batch(datasets, params["adam_steps"]) if adam else [None] * len(ks)
-    prec = params["paper_stderr_precision"]
     huber = params["loss"] == "huber"
-    n_boot = params.get("scan_bootstrap_resamples", 0) if huber else 0
+    # the paper's Adam procedure minimises the squared loss: a Huber scan has no Adam columns
+    adam_fits = [None] * len(ks) if huber else fit_adam_batch(datasets, params["adam_steps"])
+    prec = params["paper_stderr_precision"]
+    n_boot = params.get("scan_bootstrap_resamples", 0)
     rows = []
     for k, d, a in zip(ks, datasets, adam_fits):
         res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"], how=how)
@@ -81,7 +83,8 @@ def drop_scan(points: pd.DataFrame, params: dict, adam: bool = True) -> pd.DataF
 
 
 def chinchilla_drop_scan(points_csv, params: dict, scan_out) -> pd.DataFrame:
-    """Rule chinchilla_drop_scan: the scan over ``params["drop_highest"]``, written as a CSV table."""
+    """Rule chinchilla_drop_scan: the scan of one cell of the fit grid over ``params["drop_highest"]``,
+    written as a CSV table."""
     from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
 
     table = drop_scan(read_table(points_csv, POINTS_RULE, POINT_COLUMNS), params)

@@ -46,12 +46,13 @@ def chinchilla_section(
     sweeps_out=None,
     robustness_out=None,
 ) -> None:
-    """Rule chinchilla_section. ``inputs``: paths ``points, summary, fit, bootstrap, scan``, ``sweeps``
-    (the identify.json of each sweep, in config order; may be empty) and, for the robustness panel and the
-    Chinchilla law, ``fit_huber, scan_huber, law`` (each optional)."""
+    """Rule chinchilla_section. ``inputs``: paths ``points, summary``, the squared cell's ``fit, bootstrap,
+    scan``, ``sweeps`` (the identify.json of each sweep, in config order; may be empty) and, for the
+    robustness panel and the Chinchilla law, the Huber cell's ``fit_huber, scan_huber``, ``deltas,
+    leverage`` and ``law`` (each optional)."""
     # every input is checked against the seal its rule wrote (row counts for tables) before anything is
     # drawn: a damaged or truncated one stops here naming the file and the rule to force
-    fit = read_json(inputs["fit"], "chinchilla_fit", ("params",))
+    fit = cell_record(inputs["fit"], "squared")
     recon = read_json(inputs["summary"], POINTS_RULE, ("n_points",))
     points = read_table(inputs["points"], POINTS_RULE, POINT_COLUMNS)
     boot = read_table(inputs["bootstrap"], "chinchilla_fit")
@@ -68,10 +69,10 @@ def chinchilla_section(
     if sweeps_out:
         write_table(table, sweeps_out)
     if inputs.get("fit_huber"):
-        fit_huber = read_json(inputs["fit_huber"], "chinchilla_huber", ("params",))
-        scan_huber = read_table(inputs["scan_huber"], "chinchilla_huber")
-        deltas = read_table(inputs["deltas"], "chinchilla_huber")
-        lev = read_table(inputs["leverage"], "chinchilla_huber")
+        fit_huber = cell_record(inputs["fit_huber"], "huber")
+        scan_huber = read_table(inputs["scan_huber"], "chinchilla_drop_scan")
+        deltas = read_table(inputs["deltas"], "chinchilla_leverage")
+        lev = read_table(inputs["leverage"], "chinchilla_leverage")
         robust = choices_table([scan, scan_huber])
         body += robustness_html(figs, robust, fit, fit_huber, deltas)
         body += leverage_html(figs, lev, deltas, fit)
@@ -83,6 +84,17 @@ def chinchilla_section(
     sweeps_body += laws_html(summaries)
     rows += sweep_headline_rows(summaries)
     write_section(html_out, headline_out, "chinchilla", TITLE, body + sweeps_body, rows)
+
+
+def cell_record(path, loss: str) -> dict:
+    """The fit.json of the grid's cell ``loss`` (rule chinchilla_fit), checked to be that cell's."""
+    fit = read_json(path, "chinchilla_fit", ("params", "loss"))
+    if fit["loss"] != loss:
+        raise ValueError(
+            f"{path}: a fit with loss {fit['loss']!r} where the {loss} cell's is read; rerun with "
+            "--forcerun chinchilla_fit"
+        )
+    return fit
 
 
 def render(
@@ -115,6 +127,8 @@ def render(
 
 # ---------------------------------------------------------------- prose and tables
 OBJECTIVE_TEXT = {"squared": "Σ(log L − log L̂)²", "huber": "Σ Huber_δ(log L − log L̂)"}
+# How the text names a fit from its record's ``loss`` (a cell of the fit grid, a row of a scan).
+LOSS_NAMES = {"squared": "least squares", "huber": "Huber"}
 
 
 def intro_html(recon: dict, fit: dict) -> str:
@@ -238,7 +252,7 @@ def drop_scan_html(scan: pd.DataFrame, fit: dict) -> str:
         "Refits leaving out the k highest-loss points (rows with loss strictly below the k-th "
         "largest kept); ± paper's method: the paper's formula s²(JᵀJ)⁻¹, computed in "
         f"{scan['stderr_paper_precision'].iloc[0]} (chinchilla.drop_scan.paper_stderr_precision; the paper's "
-        "script uses float32). Also in results/chinchilla/drop_scan.csv with every parameter.",
+        "script uses float32). Also in results/chinchilla/fits/squared/drop_scan.csv with every parameter.",
     )
     return text + table
 
@@ -694,7 +708,7 @@ def robustness_html(figs: Figures, table: pd.DataFrame, fit: dict, fit_huber: di
     k = fit["drop_highest_loss"]
     here = table[(table["exponent"] == "alpha_l") & (table["drop_highest"] == k)]
     like = "; ".join(
-        f"{'least squares' if r['loss'] == 'squared' else 'Huber'} {r['value']:.3f} ± {r['error']:.3f} "
+        f"{LOSS_NAMES[r['loss']]} {r['value']:.3f} ± {r['error']:.3f} "
         f"({r['error_kind']}; {decide({v: r[f'lr_{v:g}'] for v in TESTED['alpha_l']})})"
         for _, r in here.iterrows()
     )
@@ -706,7 +720,7 @@ def robustness_html(figs: Figures, table: pd.DataFrame, fit: dict, fit_huber: di
         f"{hub.get('bootstrap_std') or float('nan'):.3f}), a sensitivity to the cut and to δ, not a "
         "like-for-like comparison with the paper: on all points α_ℓ is "
         + ", ".join(
-            f"{r['alpha_l']:.2f} ({'least squares' if r['loss'] == 'squared' else f'δ = {r.huber_delta:g}'})"
+            f"{r['alpha_l']:.2f} ({LOSS_NAMES[r['loss']] if r['loss'] == 'squared' else f'δ = {r.huber_delta:g}'})"
             for _, r in deltas.iterrows()
         )
         + ".</p>"
@@ -743,7 +757,7 @@ def figure_robustness(figs: Figures, table: pd.DataFrame) -> str:
                 ms=4,
                 capsize=2,
                 color=colours[loss],
-                label="Huber (bootstrap)" if loss == "huber" else "least squares (covariance)",
+                label=f"{LOSS_NAMES[loss]} ({g['error_kind'].iloc[0]})",
             )
         for v in TESTED[name]:
             ax.axhline(v, color="grey", lw=0.8, ls=":")
@@ -758,11 +772,13 @@ def figure_robustness(figs: Figures, table: pd.DataFrame) -> str:
     )
     axes[0].legend(fontsize=7)
     fig.tight_layout()
+    deltas = sorted(set(table.loc[table["loss"] == "huber", "huber_delta"]))
     return figs.html(
         fig,
         "robustness",
         "Each exponent against the cut k, with 95 % intervals: blue least squares (lmfit's covariance), red "
-        "Huber δ = 1e-3 (bootstrap over runs). Dotted: the tested values; shaded: the paper's α_ℓ = 1.2 ± 0.3.",
+        f"Huber δ = {', '.join(f'{x:g}' for x in deltas)} (bootstrap over runs). Dotted: the tested values; "
+        "shaded: the paper's α_ℓ = 1.2 ± 0.3.",
     )
 
 

@@ -21,9 +21,10 @@ def section_inputs(config: dict) -> dict[str, str]:
         out[f"{stage}_html"] = f"results/{stage}/section.html"
         out[f"{stage}_headline"] = f"results/{stage}/headline.json"
         out[f"{stage}_figures"] = f"results/{stage}/figures"
-    # The synthesis combines α_ℓ (Chinchilla fit) with α_m (LLM widths) where those stages run.
+    # The synthesis combines α_ℓ (the Chinchilla fit grid's squared cell, the paper's fit) with α_m (LLM
+    # widths) where those stages run.
     if "chinchilla" in config["stages"]:
-        out["synthesis_chinchilla"] = "results/chinchilla/fit.json"
+        out["synthesis_chinchilla"] = "results/chinchilla/fits/squared/fit.json"
     if "lm_head" in config["stages"]:
         out["synthesis_width"] = "results/lm_head/width_fit.json"
     return out
