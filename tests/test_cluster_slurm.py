@@ -217,19 +217,23 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
         timeout=420,
     )
     text = p.stdout + p.stderr
+    # a wildcard job's log sits in a folder of its wildcards (the fit grid's cells: squared, huber)
     submitted = {
-        rule: int(jid)
-        for jid, rule in re.findall(
-            r"submitted with SLURM jobid (\d+) \(log: \S+/rule_(\w+)/\d+\.log\)", text
+        (rule, cell): int(jid)
+        for jid, rule, cell in re.findall(
+            r"submitted with SLURM jobid (\d+) \(log: \S+/rule_(\w+)/(?:([^/\s]+)/)?\d+\.log\)", text
         )
     }
     assert set(submitted) == {
-        "chinchilla_points",
-        "chinchilla_fit",
-        "chinchilla_drop_scan",
-        "chinchilla_leverage",
-        "chinchilla_law",
-        "chinchilla_section",
+        ("chinchilla_points", ""),
+        *(
+            (rule, loss)
+            for rule in ("chinchilla_fit", "chinchilla_drop_scan")
+            for loss in ("squared", "huber")
+        ),
+        ("chinchilla_leverage", ""),
+        ("chinchilla_law", ""),
+        ("chinchilla_section", ""),
     }, text[-4000:]
     # SLURM itself saw them: squeue (finished jobs stay visible for MinJobAge) lists each as COMPLETED
     sq = subprocess.run(
@@ -240,20 +244,21 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
         timeout=30,
     ).stdout
     states = {int(i): (c, s, part) for i, c, s, part in (ln.split("|") for ln in sq.split())}
-    for rule, jid in submitted.items():
-        assert states[jid] == (f"rule_{rule}", "COMPLETED", "cpu"), (rule, jid, states.get(jid))
-        log = wd / ".snakemake" / "slurm_logs" / f"rule_{rule}" / f"{jid}.log"
+    for (rule, cell), jid in submitted.items():
+        comment = f"rule_{rule}" + (f"_wildcards_{cell}" if cell else "")
+        assert states[jid] == (comment, "COMPLETED", "cpu"), (rule, cell, jid, states.get(jid))
+        log = wd / ".snakemake" / "slurm_logs" / f"rule_{rule}" / cell / f"{jid}.log"
         # the job's own log: the snakemake job step ran inside the allocation and finished
         assert "1 of 1 steps (100%) done" in log.read_text(), log.read_text()[-2000:]
     # downloads are local rules: no SLURM log folder for them
     assert not list((wd / ".snakemake" / "slurm_logs").glob("rule_fetch*"))
-    fit = json.loads((wd / "results" / "chinchilla" / "fit.json").read_text())["params"]
+    fit = json.loads((wd / "results/chinchilla/fits/squared/fit.json").read_text())["params"]
     # the paper's decomposed fit of Chinchilla: alpha_l = 1.2 +- 0.3, alpha_m close to 1
     assert 0.9 <= fit["alpha_l"]["value"] <= 1.5, fit["alpha_l"]
     assert 0.8 <= fit["alpha_m"]["value"] <= 1.1, fit["alpha_m"]
     # the same config and seeds run locally (the whole test config, shared with test_partial_rerun):
     # the same numbers
     local = completed_run
-    ref = json.loads((local / "results" / "chinchilla" / "fit.json").read_text())["params"]
+    ref = json.loads((local / "results/chinchilla/fits/squared/fit.json").read_text())["params"]
     for k in ("alpha_l", "alpha_m", "alpha_D", "L0"):
         assert fit[k]["value"] == pytest.approx(ref[k]["value"], rel=1e-9), k

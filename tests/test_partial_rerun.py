@@ -54,6 +54,44 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
             {"chinchilla_fit": 1, "chinchilla_section": 1, **REPORT},
             {"results/chinchilla/fits/squared/fit.json", "results/chinchilla/fits/squared/bootstrap.csv"},
         ),
+        # a key of the Huber cell's scan: only that cell's scan of the fit grid, not its fit or the squared
+        # cell
+        (
+            "chinchilla_huber_scan_setting",
+            {
+                "chinchilla": {
+                    "huber": {
+                        "scan_bootstrap_resamples": cfg["chinchilla"]["huber"]["scan_bootstrap_resamples"] + 1
+                    }
+                }
+            },
+            {"chinchilla_drop_scan": 1, "chinchilla_section": 1, **REPORT},
+            {"results/chinchilla/fits/huber/drop_scan.csv"},
+        ),
+        # a key both cells share: both cells' fits and scans, and the leverage (it reads the Huber cell's
+        # starts, but Snakemake names its new input, the Huber cell's fit.json, as the reason)
+        (
+            "chinchilla_shared_setting",
+            {"chinchilla": {"fit": {"n_starts": cfg["chinchilla"]["fit"]["n_starts"] + 1}}},
+            {
+                "chinchilla_fit": 2,
+                "chinchilla_drop_scan": 2,
+                "chinchilla_leverage": 1,
+                "chinchilla_section": 1,
+                **REPORT,
+            },
+            {
+                f"results/chinchilla/{f}"
+                for f in (
+                    "fits/squared/fit.json",
+                    "fits/squared/bootstrap.csv",
+                    "fits/squared/drop_scan.csv",
+                    "fits/huber/fit.json",
+                    "fits/huber/bootstrap.csv",
+                    "fits/huber/drop_scan.csv",
+                )
+            },
+        ),
         # a report option: only the report
         (
             "report_title",
