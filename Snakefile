@@ -38,6 +38,9 @@ include: "rules/report.smk"
 # Stop, naming the files and the command that remakes them, where a file the finished report was built
 # from is missing (a failed job's outputs, which a plain run would not remake).
 stop_on_missing()
+# Warn, naming them, about files an earlier version's jobs made that no rule makes now (an upgrade moved
+# its outputs); nothing reads them, and nothing is deleted.
+warn_on_leftovers()
 
 
 rule all:

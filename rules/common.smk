@@ -7,13 +7,19 @@ from functools import partial
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 
 from depthwidth.config import deep_merge, validate_config
 from depthwidth.download import pipeline as download_pipeline
 from depthwidth.plan import check_plan, shared_cpu_env, usable_cpus
 from depthwidth.codeprint import script_fingerprint
 from depthwidth.report import pipeline as report_pipeline
-from depthwidth.report.holes import missing_message, missing_upstream
+from depthwidth.report.holes import (
+    leftover_message,
+    leftover_outputs,
+    missing_message,
+    missing_upstream,
+)
 from depthwidth.rules import RuleTable
 
 # Stop before any job starts when a key is wrong; the error names the key and what is allowed.
@@ -106,3 +112,14 @@ def stop_on_missing():
     holes = [h for h, rule in holes.items() if h not in argv and rule not in argv]
     if holes:
         raise WorkflowError(missing_message("results/report.html", holes))
+
+
+def warn_on_leftovers():
+    """A warning at the start of a run naming the files that an earlier version's jobs made and that this
+    workflow makes no more (depthwidth.report.holes.leftover_outputs), and what to do with them; nothing
+    is deleted."""
+    if not workflow.is_main_process:
+        return
+    leftovers = leftover_outputs(workflow.rules)
+    if leftovers:
+        logger.warning(leftover_message(leftovers))

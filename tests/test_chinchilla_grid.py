@@ -32,11 +32,14 @@ def test_each_loss_of_the_core_has_a_cell_with_its_settings():
     assert hub["variants"] == [] and "paper_adam" in sq["variants"]
     for k in ("width_scale", "depth_scale", "tokens_scale", "n_starts", "seed", "huber_delta"):
         assert hub[k] == sq[k] == cfg["chinchilla"]["fit"][k], k
-    # a job's params are the keys it reads: the fit's hold no scan-only key, the Huber scan no Adam steps
+    # a job's params are the keys it reads: the fit's hold no scan-only key, the Huber scan neither the
+    # Adam steps nor the precision of the paper's least-squares errors
     fit_h = pipeline.fit_params(cfg, {"loss": "huber"})
     scan_h, scan_s = (pipeline.drop_scan_params(cfg, {"loss": x}) for x in ("huber", "squared"))
     assert not {"delta_scan", "scan_bootstrap_resamples", "adam_steps"} & set(fit_h)
-    assert "adam_steps" not in scan_h and scan_s["adam_steps"] == sq["adam_steps"]
+    assert not {"adam_steps", "paper_stderr_precision"} & set(scan_h)
+    assert scan_s["adam_steps"] == sq["adam_steps"]
+    assert scan_s["paper_stderr_precision"] == cfg["chinchilla"]["drop_scan"]["paper_stderr_precision"]
     assert scan_h["scan_bootstrap_resamples"] == 30 and "scan_bootstrap_resamples" not in scan_s
     with pytest.raises(ValueError, match="no fit cell for loss 'l1'"):
         pipeline.cell(cfg, "l1")

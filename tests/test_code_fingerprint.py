@@ -7,6 +7,7 @@ previous version had it (the depth-toy section writing "no" where the data canno
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -35,6 +36,10 @@ def headline_row(*args, **kwargs):  # noqa: F811 - the older version's verdicts
     row = _headline_row(*args, **kwargs)
     return {**row, "agree": False if row["agree"] is None else row["agree"]}
 """
+
+
+# the start of the warning about outputs no rule makes now (depthwidth.report.holes.leftover_message)
+LEFTOVER_WARNING = "no rule of this workflow makes now"
 
 
 def _copy_package(dest: Path) -> Path:
@@ -149,7 +154,8 @@ def test_a_stage_module_edit_plans_that_stage_and_the_report(completed_run, tmp_
     module of the depth-toy stage plans its section and the report, nothing else, and the dry run gives
     the changed params as the reason."""
     other = _checkout(tmp_path / "checkout")
-    assert planned_jobs(_snakemake(other, completed_run, "-n", "--cores", "1")) == {}
+    text = _snakemake(other, completed_run, "-n", "--cores", "1")
+    assert planned_jobs(text) == {} and LEFTOVER_WARNING not in text
     section = other / "src" / "depthwidth" / "depth_toy" / "section.py"
     section.write_text(section.read_text() + OLD_DEPTH_TOY_SECTION)
     text = _snakemake(other, completed_run, "-n", "--cores", "1")
@@ -183,3 +189,26 @@ def test_a_folder_made_by_an_older_checkout_is_current_after_one_plain_run(compl
     sealed = [wd / "results" / s / "section.html" for s in ("depth_toy", "superposition", "chinchilla")]
     table = result_code(sealed).set_index("script")
     assert set(table["status"]) == {"current"} and len(table) == 3
+
+
+@pytest.mark.workflow
+def test_outputs_an_upgrade_moved_are_named_at_the_start_and_kept(completed_run, tmp_path):
+    """A file an earlier version's job recorded as its output at a path no rule makes now (the main
+    Chinchilla fit was results/chinchilla/fit.json before the fit grid) is named with the rule that made
+    it at the start of a run; the run plans nothing for it and deletes nothing. A complete folder of this
+    version has no such file (the first test above)."""
+    wd = copy_work_folder(completed_run, tmp_path / "wd")
+    new, old = "results/chinchilla/fits/squared/fit.json", "results/chinchilla/fit.json"
+    meta = wd / ".snakemake" / "metadata"
+    record = meta / base64.urlsafe_b64encode(new.encode()).decode()
+    assert json.loads(record.read_text())["rule"] == "chinchilla_fit"
+    shutil.copy2(wd / new, wd / old)
+    shutil.copy2(record, meta / base64.urlsafe_b64encode(old.encode()).decode())
+    text = _snakemake(REPO, wd, "-n", "--cores", "1")
+    assert planned_jobs(text) == {}, text[-3000:]
+    assert f"1 file(s) were made by a rule of an earlier version that {LEFTOVER_WARNING}" in text, text[
+        -3000:
+    ]
+    assert f"{old} (rule chinchilla_fit)" in text and f"mv {old} ../old_results/" in text
+    assert new not in text.split(LEFTOVER_WARNING)[1].split("Nothing reads them")[0]
+    assert (wd / old).exists() and (wd / new).exists()

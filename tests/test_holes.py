@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 
-from depthwidth.report.holes import recorded_inputs
+from depthwidth.report.holes import leftover_message, leftover_outputs, recorded_inputs
 
 
 def _record(root, output: str, inputs: list[str]) -> None:
@@ -34,3 +34,30 @@ def test_recorded_inputs_of_present_outputs_only(tmp_path, monkeypatch):
     assert recorded_inputs(meta) == {"data/1.csv", "data/2.csv", "data/3.csv"}
     assert len(f"{long_dir}/b.csv") > 255 // 4 * 3  # the long record really was split into folders
     assert any(p.is_dir() for p in meta.iterdir())
+
+
+class _Rule:
+    """A rule that makes the paths of one exact set (what Snakemake's ``Rule.is_producer`` answers)."""
+
+    def __init__(self, *paths):
+        self.paths = set(paths)
+
+    def is_producer(self, path):
+        return path in self.paths
+
+
+def test_leftover_outputs_are_present_recorded_outputs_no_rule_makes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    meta = tmp_path / ".snakemake" / "metadata"
+    (tmp_path / "results").mkdir()
+    for out in ("results/made.csv", "results/old.csv", "results/unrecorded.csv"):
+        (tmp_path / out).write_text("x")
+    _record(meta, "results/made.csv", [])
+    _record(meta, "results/old.csv", [])  # an earlier version's output: no rule makes it now
+    _record(meta, "results/deleted.csv", [])  # moved away already: not named
+    rules = [_Rule("results/made.csv"), _Rule("results/unrecorded.csv")]
+    left = leftover_outputs(rules, meta)
+    assert left == {"results/old.csv": "r"}
+    text = leftover_message({f"results/f{i:02d}.csv": "r" for i in range(12)})
+    assert text.startswith("12 file(s)") and "results/f09.csv (rule r)" in text and "… and 2 more" in text
+    assert "results/f10.csv" not in text and "mv results/f00.csv results/f01.csv results/f02.csv …" in text

@@ -68,6 +68,13 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
             {"chinchilla_drop_scan": 1, "chinchilla_section": 1, **REPORT},
             {"results/chinchilla/fits/huber/drop_scan.csv"},
         ),
+        # a key only the squared cell's scan reads (the paper's least-squares errors): not the Huber scan
+        (
+            "chinchilla_paper_stderr_precision",
+            {"chinchilla": {"drop_scan": {"paper_stderr_precision": "float32"}}},
+            {"chinchilla_drop_scan": 1, "chinchilla_section": 1, **REPORT},
+            {"results/chinchilla/fits/squared/drop_scan.csv"},
+        ),
         # a key both cells share: both cells' fits and scans, and the leverage (it reads the Huber cell's
         # starts, but Snakemake names its new input, the Huber cell's fit.json, as the reason)
         (

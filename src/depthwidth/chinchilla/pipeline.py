@@ -15,6 +15,9 @@ LOSSES = ("squared", "huber")
 SHARED_KEYS = ("width_scale", "depth_scale", "tokens_scale", "n_starts", "seed")
 SCAN_KEYS = (*SHARED_KEYS, "adam_steps", "loss", "huber_delta", "scan_bootstrap_resamples")
 LEVERAGE_KEYS = (*SHARED_KEYS, "drop_highest_loss", "delta_scan")
+# Keys only the squared cell's scan reads: it repeats the paper's Adam fit and states the paper's
+# least-squares errors.
+SQUARED_SCAN_KEYS = ("adam_steps", "paper_stderr_precision")
 # Keys of a cell only its scan or the leverage rule reads.
 NOT_FIT_KEYS = ("scan_bootstrap_resamples", "delta_scan")
 
@@ -36,11 +39,12 @@ def fit_params(config: dict, wildcards: dict) -> dict:
 
 
 def drop_scan_params(config: dict, wildcards: dict) -> dict:
-    """Rule chinchilla_drop_scan's params: the scan's keys of the job's cell (``SCAN_KEYS``; ``adam_steps``
-    only for the squared cell, whose scan repeats the paper's Adam fit) and ``chinchilla.drop_scan``."""
+    """Rule chinchilla_drop_scan's params: the scan's keys of the job's cell (``SCAN_KEYS``) and
+    ``chinchilla.drop_scan``, less ``SQUARED_SCAN_KEYS`` in a cell of another loss."""
     s = cell(config, wildcards["loss"])
-    keys = [k for k in SCAN_KEYS if k in s and (k != "adam_steps" or s["loss"] == "squared")]
-    return dict(sorted({**{k: s[k] for k in keys}, **config["chinchilla"]["drop_scan"]}.items()))
+    scan = {**{k: s[k] for k in SCAN_KEYS if k in s}, **config["chinchilla"]["drop_scan"]}
+    drop = () if s["loss"] == "squared" else SQUARED_SCAN_KEYS
+    return dict(sorted((k, v) for k, v in scan.items() if k not in drop))
 
 
 def leverage_params(config: dict, wildcards: dict | None = None) -> dict:

@@ -30,9 +30,9 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
     for the c's); with the squared loss (the paper's), ``adam_steps`` and per parameter ``p_adam`` and
     ``p_adam_stderr_paper`` (the paper's Adam fit and its errors there). The objective is ``params``'
     ``loss`` (``huber_delta``); with ``scan_bootstrap_resamples``, per parameter ``p_bootstrap_std``.
-    The paper's errors are computed in ``params["paper_stderr_precision"]`` (float64, or float32 as the
-    paper's ``scanignore.py``; :func:`depthwidth.chinchilla.fit.paper_stderrs`), named in the column
-    ``stderr_paper_precision``."""
+    With the squared loss, the paper's errors are computed in ``params["paper_stderr_precision"]``
+    (float64, or float32 as the paper's ``scanignore.py``; :func:`depthwidth.chinchilla.fit.paper_stderrs`),
+    named in the column ``stderr_paper_precision``; a Huber scan has neither."""
     scales = unit_scales(params)
     how = main_fit(params)
     ks = list(params["drop_highest"])
@@ -41,7 +41,7 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
     huber = params["loss"] == "huber"
     # the paper's Adam procedure minimises the squared loss: a Huber scan has no Adam columns
     adam_fits = [None] * len(ks) if huber else fit_adam_batch(datasets, params["adam_steps"])
-    prec = params["paper_stderr_precision"]
+    prec = None if huber else params["paper_stderr_precision"]
     n_boot = params.get("scan_bootstrap_resamples", 0)
     rows = []
     for k, d, a in zip(ks, datasets, adam_fits):

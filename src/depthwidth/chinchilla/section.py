@@ -744,7 +744,6 @@ def robustness_html(figs: Figures, table: pd.DataFrame, fit: dict, fit_huber: di
 
 def figure_robustness(figs: Figures, table: pd.DataFrame) -> str:
     fig, axes = plt.subplots(1, len(EXPONENT_NAMES), figsize=(13, 4.2))
-    colours = {"squared": "C0", "huber": "C3"}
     for ax, (name, label) in zip(axes, EXPONENT_NAMES.items()):
         t = table[table["exponent"] == name]
         for loss, g in t.groupby("loss"):
@@ -756,7 +755,7 @@ def figure_robustness(figs: Figures, table: pd.DataFrame) -> str:
                 fmt="o",
                 ms=4,
                 capsize=2,
-                color=colours[loss],
+                color=LOSS_COLOURS[loss][0],
                 label=f"{LOSS_NAMES[loss]} ({g['error_kind'].iloc[0]})",
             )
         for v in TESTED[name]:
@@ -773,13 +772,21 @@ def figure_robustness(figs: Figures, table: pd.DataFrame) -> str:
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     deltas = sorted(set(table.loc[table["loss"] == "huber", "huber_delta"]))
+    kind = table.groupby("loss")["error_kind"].first().map(ERROR_KIND_TEXT)
     return figs.html(
         fig,
         "robustness",
-        "Each exponent against the cut k, with 95 % intervals: blue least squares (lmfit's covariance), red "
-        f"Huber δ = {', '.join(f'{x:g}' for x in deltas)} (bootstrap over runs). Dotted: the tested values; "
-        "shaded: the paper's α_ℓ = 1.2 ± 0.3.",
+        f"Each exponent against the cut k, with 95 % intervals: {LOSS_COLOURS['squared'][1]} least squares "
+        f"({kind['squared']}), {LOSS_COLOURS['huber'][1]} Huber δ = {', '.join(f'{x:g}' for x in deltas)} "
+        f"({kind['huber']}). Dotted: the tested values; shaded: the paper's α_ℓ = 1.2 ± 0.3.",
     )
+
+
+# Each fit's colour in the robustness figure and its name in the caption: C0 and C3 of the report's
+# colour-blind palette (sections.THEME), #0173b2 and #d55e00.
+LOSS_COLOURS = {"squared": ("C0", "blue"), "huber": ("C3", "vermillion")}
+# The robustness table's error kinds as the caption names them.
+ERROR_KIND_TEXT = {"covariance": "lmfit's covariance", "bootstrap std": "bootstrap std over runs"}
 
 
 Z95_ERR = 1.959964

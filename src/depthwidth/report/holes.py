@@ -14,6 +14,10 @@ A missing file that no present output was built from is not a hole: after an upg
 new output and its consumer a new input, Snakemake's records (``.snakemake/metadata``) list the inputs
 each output was made from; the consumer's record lacks the new file, so Snakemake reruns the consumer
 (its set of inputs changed) and makes the file first. ``recorded_inputs`` reads those records.
+
+The converse after an upgrade: a file a job of the earlier version recorded as its output, that no rule
+makes now (``leftover_outputs``: the rule was renamed or its outputs moved). Snakemake leaves it in place
+and nothing reads it; ``rules/common.smk`` (``warn_on_leftovers``) names those files at the start of a run.
 """
 
 from __future__ import annotations
@@ -29,15 +33,13 @@ from depthwidth.report.pipeline import _all_exist, walk_upstream
 METADATA = Path(".snakemake") / "metadata"
 
 
-def recorded_inputs(metadata: str | Path = METADATA) -> set[str] | None:
-    """Every input file that Snakemake recorded for an output that is present (one JSON record per output,
+def _records(metadata: str | Path = METADATA):
+    """``(path, record)`` of every output Snakemake recorded that is present (one JSON record per output,
     named by the output path in URL-safe base64, split into folders where longer than a file name may
-    be); None where no record of a present output could be read (then nothing is known to have been
-    built from anything)."""
+    be)."""
     root = Path(metadata)
     if not root.is_dir():
-        return None
-    found, read = set(), 0
+        return
     for f in root.rglob("*"):
         if not f.is_file():
             continue
@@ -48,9 +50,44 @@ def recorded_inputs(metadata: str | Path = METADATA) -> set[str] | None:
             record = json.loads(f.read_text())
         except (ValueError, OSError):  # a name that is not a record, a record being written
             continue
+        yield path, record
+
+
+def recorded_inputs(metadata: str | Path = METADATA) -> set[str] | None:
+    """Every input file that Snakemake recorded for an output that is present; None where no record of a
+    present output could be read (then nothing is known to have been built from anything)."""
+    found, read = set(), 0
+    for _, record in _records(metadata):
         read += 1
         found.update(record.get("input") or [])
     return found if read else None
+
+
+def leftover_outputs(rules, metadata: str | Path = METADATA) -> dict[str, str]:
+    """Present files that a job recorded as its output and that no rule of this workflow makes now: the
+    outputs of an earlier version whose rule an upgrade renamed, moved or removed. Nothing reads them;
+    Snakemake leaves them in place. ``rules``: Snakemake ``Rule`` objects (``workflow.rules``). Returns
+    file -> the rule that made it (from its record)."""
+    return {
+        path: str(record.get("rule") or "?")
+        for path, record in _records(metadata)
+        if not any(rule.is_producer(path) for rule in rules)
+    }
+
+
+def leftover_message(leftovers: dict[str, str], shown: int = 10) -> str:
+    files = sorted(leftovers)
+    lines = "\n".join(f"  - {f} (rule {leftovers[f]})" for f in files[:shown]) + (
+        f"\n  - … and {len(files) - shown} more" if len(files) > shown else ""
+    )
+    return (
+        f"{len(files)} file(s) were made by a rule of an earlier version that no rule of this workflow "
+        f"makes now (an upgrade renamed or moved its outputs):\n{lines}\n"
+        "Nothing reads them and the report does not show them; their numbers are not this version's. "
+        "Delete them, or move them out of the working folder to keep them, e.g.\n"
+        f"  mkdir -p ../old_results && mv {' '.join(shlex.quote(f) for f in files[:3])}"
+        f"{' …' if len(files) > 3 else ''} ../old_results/"
+    )
 
 
 def missing_upstream(
