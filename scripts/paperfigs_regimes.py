@@ -1,7 +1,7 @@
 """The toy figures of the two regimes read off the paper's PDFs: Figs. 3, 4a, 5a, 6c/6d and 7 (rule paperfigs_regimes)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.paperfigs.pipeline import REGIMES_TABLES
+from depthwidth.paperfigs.outputs import REGIMES_TABLES
 from depthwidth.paperfigs.readings import paperfigs_regimes
 
 sm = snakemake  # noqa: F821

@@ -1,7 +1,7 @@
 """Report section of the paper-figures stage (rule paperfigs_section)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.paperfigs.pipeline import REGIMES_TABLES
+from depthwidth.paperfigs.outputs import REGIMES_TABLES
 from depthwidth.paperfigs.section import paperfigs_section
 
 sm = snakemake  # noqa: F821

@@ -1,7 +1,7 @@
 """Train one superposition toy cell, or every cell of one law (rule superposition_train, both forms)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.superposition.pipeline import LAW_JOB_CHECKPOINT, parse_cell_path
+from depthwidth.superposition.grid import LAW_JOB_CHECKPOINT, parse_cell_path
 from depthwidth.superposition.train import cell_checkpoint, superposition_train_cells
 
 sm = snakemake  # noqa: F821

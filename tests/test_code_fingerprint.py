@@ -25,6 +25,7 @@ from depthwidth.provenance import result_code
 
 SCRIPTS = sorted((REPO / "scripts").glob("*.py"))
 REPORT = {"report": 1, "all": 1}
+TRAIN = ("depth_toy_train", "superposition_train")
 WORKFLOW = ("Snakefile", "rules", "scripts", "src", "schemas", "config.yaml", "config", "envs", "profiles")
 # what an older version of the depth-toy section did: "no" where this version says "not tested"
 OLD_DEPTH_TOY_SECTION = """
@@ -146,6 +147,29 @@ def _snakemake(checkout: Path, wd: Path, *args: str) -> str:
 def _verdicts(wd: Path, stage: str) -> list[str]:
     h = pd.read_csv(wd / "results" / "headline.csv")
     return list(h.loc[h["stage"] == stage, "verdict"])
+
+
+def test_no_job_runs_the_rules_modules():
+    """No script's code holds a stage's ``pipeline`` module or ``depthwidth.rules`` (the config → params
+    plumbing): editing a rule's params, threads or cost estimate changes no job's fingerprint, so it
+    retrains nothing. The trainers read their variants, seeds and cell paths from their stage's own
+    modules (``depth_toy.variants``, ``superposition.grid``)."""
+    plumbing = {"pipeline.py", "rules.py", "plan.py"}
+    held = {
+        s.stem: sorted(
+            f.relative_to(codeprint.ROOT).as_posix()
+            for f in codeprint.code_files(tuple(codeprint.imports_of(s)))
+            if f.name in plumbing
+        )
+        for s in SCRIPTS
+    }
+    assert len(held) == 36 and {s: f for s, f in held.items() if f} == {}
+    # the training jobs do hold their stage's science modules
+    train = {
+        s: codeprint.code_files(tuple(codeprint.imports_of(REPO / "scripts" / f"{s}.py"))) for s in TRAIN
+    }
+    assert codeprint.ROOT / "depth_toy" / "variants.py" in train["depth_toy_train"]
+    assert codeprint.ROOT / "superposition" / "grid.py" in train["superposition_train"]
 
 
 @pytest.mark.workflow

@@ -39,6 +39,8 @@ def test_recorded_inputs_of_present_outputs_only(tmp_path, monkeypatch):
 class _Rule:
     """A rule that makes the paths of one exact set (what Snakemake's ``Rule.is_producer`` answers)."""
 
+    wildcard_names = ()
+
     def __init__(self, *paths):
         self.paths = set(paths)
 

@@ -20,7 +20,7 @@ FIGS = SHARED_DATA / "superposition_paper" / "figures"
 
 @pytest.fixture(scope="module")
 def readings(tmp_path_factory):
-    from depthwidth.paperfigs.pipeline import REGIMES_TABLES
+    from depthwidth.paperfigs.outputs import REGIMES_TABLES
     from depthwidth.paperfigs.readings import paperfigs_regimes
 
     d = tmp_path_factory.mktemp("regimes")

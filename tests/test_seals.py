@@ -334,11 +334,12 @@ def test_lm_head_consumers_check_what_they_read(tmp_path):
 def _superposition_cells(root: Path) -> tuple[dict, dict, list[dict]]:
     """The tiny test grid's train params, analysis params and cells (with their paths under ``root``)."""
     from depthwidth.superposition import pipeline
+    from depthwidth.superposition.grid import parse_cell_path
 
     config = validate_config(merged_config())
     cells = [
         {
-            **pipeline.parse_cell_path(p),
+            **parse_cell_path(p),
             "model": str(root / p),
             "info": str(root / p).replace("model.safetensors", "train.json"),
         }

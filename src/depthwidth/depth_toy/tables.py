@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth.depth_toy import pipeline
+from depthwidth.depth_toy import variants
 from depthwidth.depth_toy.exponents import exponent_trajectory, exponents
 from depthwidth.integrity import read_json, read_table, write_table
 
@@ -31,10 +31,10 @@ TABLES_RULE = "depth_toy_tables"
 
 
 def train_rule(path: str | Path) -> str:
-    """The training rule that wrote a per-student file or a job's angle table (``pipeline.RUNS``/kind/variant/
+    """The training rule that wrote a per-student file or a job's angle table (``variants.RUNS``/kind/variant/
     rep<r>/...): the variant is the folder after the kind."""
     parts = Path(path).parts
-    runs = Path(pipeline.RUNS).parts
+    runs = Path(variants.RUNS).parts
     i = next(k for k in range(len(parts)) if parts[k : k + len(runs)] == runs)
     return f"depth_toy_train_{parts[i + len(runs) + 1]}"
 

@@ -7,7 +7,7 @@ batch, which changes no student's statistics (each still gets a fresh N(0, I) ba
 of the same depth are one :class:`StudentGroup` (batched matmuls); groups step one after another so that
 only one group's activations are alive at a time.
 
-Setups (``pipeline.VARIANTS``; the paper's experiments, github liuyz0/DepthScaling exp/):
+Setups (``variants.VARIANTS``; the paper's experiments, github liuyz0/DepthScaling exp/):
 - ``learned_head`` (exp-9 with independent, exp-9-1 with tied teachers): student learns a zero-initialised
   head; teacher logits / T; KL loss.
 - ``shared_head`` (exp-9-3): teacher and student read out through one fixed random head, both / T; KL.
@@ -31,10 +31,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from depthwidth.depth_toy import pipeline
+from depthwidth.depth_toy import variants
 from depthwidth.depth_toy.angles import angle_table
 from depthwidth.depth_toy.model import StudentGroup, Teacher, make_teacher, teacher_forward
-from depthwidth.depth_toy.pipeline import VARIANTS, temp_label
+from depthwidth.depth_toy.variants import VARIANTS, temp_label
 from depthwidth.integrity import load_checkpoint, save_checkpoint, unseal, write_json, write_table
 from depthwidth.logs import Progress
 
@@ -50,7 +50,7 @@ class TrainSettings:
     """Everything that defines one training job besides the teacher.
 
     ``temperatures``: the T of each student row (KL variants); ``[None]`` for MSE variants.
-    ``setup``: the key of ``pipeline.VARIANTS`` this variant trains (None: the variant's own name).
+    ``setup``: the key of ``variants.VARIANTS`` this variant trains (None: the variant's own name).
     ``lr_depth_factor``: None for a constant ``lr`` (exp-9-1); else lr · factor / √depth (exp-9-2..6).
     ``schedule``: "constant" or "flat_then_linear" (flat until ``decay_start`` · steps, then linear down
     to ``final_lr_fraction`` · lr at the last step, as the paper's get_lr).
@@ -401,7 +401,7 @@ def settings_for(params: dict, kind: str, rep: int) -> TrainSettings:
     )
     return TrainSettings(
         **{k: params[k] for k in keys},
-        seed=pipeline.job_seed(params["seed"], kind, params["variant"], rep),
+        seed=variants.job_seed(params["seed"], kind, params["variant"], rep),
         labels={"kind": kind, "rep": rep},
     )
 
@@ -416,9 +416,9 @@ def job_teachers(params: dict, kind: str, rep: int) -> list[Teacher]:
         return make_teacher(kind, seed, params["teacher_depth"], params["width"], params["vocab"])
 
     if not params["teacher_per_task"]:
-        return [build(pipeline.teacher_seed(params["seed"], rep))] * len(params["temperatures"])
+        return [build(variants.teacher_seed(params["seed"], rep))] * len(params["temperatures"])
     return [
-        build(pipeline.task_teacher_seed(params["seed"], params["variant"], kind, rep, t))
+        build(variants.task_teacher_seed(params["seed"], params["variant"], kind, rep, t))
         for t in params["temperatures"]
     ]
 

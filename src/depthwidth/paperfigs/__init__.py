@@ -3,5 +3,5 @@ markers, error bars and lines in data coordinates; Fig. 8's LLM points and the f
 
 Modules: ``vector`` (drawing objects of a page), ``axes`` (frames, ticks, axis maps), ``marks`` (markers,
 error bars, lines, tables), ``notebook`` (the LLM fit notebook's stored outputs), ``fig8`` (Fig. 8a read and
-fitted), ``concordance`` (every figure of both papers), ``section`` (rules paperfigs_fig8, paperfigs_section).
+fitted), ``concordance`` (every figure of both papers), ``section`` (rules paperfigs_fig8, paperfigs_section), ``outputs`` (files both the rules and the jobs name).
 """

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from depthwidth.paperfigs.outputs import REGIMES_SUMMARY, REGIMES_TABLES
 from depthwidth.rules import Key, Rule
 
 RAW = Path("data/raw/superposition_paper")
@@ -53,14 +54,6 @@ def regimes_inputs() -> dict:
         "fig6": str(RAW / "figures/Fig-6-3.pdf"),
         "fig7": str(RAW / "figures/Fig-7-2.pdf"),
     }
-
-
-#: rule paperfigs_regimes's tables (name -> path); its summary is ``REGIMES_SUMMARY``
-REGIMES_TABLES = {
-    name: f"results/paperfigs/{name}_points.csv"
-    for name in ("fig3a", "fig3b", "fig4a", "fig5a", "fig6c", "fig6d", "fig7a", "fig7b")
-}
-REGIMES_SUMMARY = "results/paperfigs/regimes_readings.json"
 
 
 def section_inputs(config: dict) -> dict:

@@ -138,7 +138,7 @@ def paperfigs_regimes(
     summary_json: str,
 ) -> dict:
     """Rule paperfigs_regimes: the points of Figs. 3a/3b, 4a (bars), 5a, 6c/6d and 7a/7b (``tables``: name -> csv path, the
-    names of ``pipeline.REGIMES_TABLES``) and one summary per figure (counts, tick residuals, decoding
+    names of ``outputs.REGIMES_TABLES``) and one summary per figure (counts, tick residuals, decoding
     errors, the panels' inferred settings)."""
     a3, b3, s3 = read_fig3(fig3_pdf)
     b4, s4 = read_fig4a(fig4_pdf)

@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
     import tempfile
     from pathlib import Path
 
-    from depthwidth.paperfigs.pipeline import REGIMES_SUMMARY, REGIMES_TABLES
+    from depthwidth.paperfigs.outputs import REGIMES_SUMMARY, REGIMES_TABLES
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("cells_csv")

@@ -28,7 +28,7 @@ import os
 import shlex
 from pathlib import Path
 
-from depthwidth.report.pipeline import _all_exist, walk_upstream
+from depthwidth.report.upstream import all_exist, producer, walk_upstream
 
 METADATA = Path(".snakemake") / "metadata"
 
@@ -71,7 +71,7 @@ def leftover_outputs(rules, metadata: str | Path = METADATA) -> dict[str, str]:
     return {
         path: str(record.get("rule") or "?")
         for path, record in _records(metadata)
-        if not any(rule.is_producer(path) for rule in rules)
+        if producer(rules, path) is None
     }
 
 
@@ -103,8 +103,8 @@ def missing_upstream(
     records). Returns file -> the rule that makes it."""
     holes = {
         path: rule.name
-        for path, rule, wildcards, consumer_done, _ in walk_upstream(inputs, rules, _all_exist(outputs))
-        if consumer_done and not os.path.exists(path) and _all_exist(rule.expand_log(wildcards))
+        for path, rule, wildcards, consumer_done, _ in walk_upstream(inputs, rules, all_exist(outputs))
+        if consumer_done and not os.path.exists(path) and all_exist(rule.expand_log(wildcards))
     }
     built_from = recorded_inputs(metadata) if holes else None
     return holes if built_from is None else {h: r for h, r in holes.items() if h in built_from}

@@ -1,11 +1,13 @@
-"""Names of the feature-frequency laws (the ``dist`` wildcard). Torch-free: Snakemake imports this
-at parse time."""
+"""The superposition grid's names: the feature-frequency laws (the ``dist`` wildcard) and the cell files'
+layout (``CELL_DIR``, ``parse_cell_path``). Torch-free: Snakemake imports this at parse time, and the
+trainer, tables and section read cell paths with it (none of them imports the rules' ``pipeline``)."""
 
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 # Largest exponent α of a power law p_i ∝ i^-α (the same bound as superposition.alphas in the schema).
 # The paper uses α in [0, 2] (exp-10: 1 + linspace(0, 1, 9), exp-10-3: 1 + linspace(-1, 0, 9)). The
@@ -117,3 +119,35 @@ def config_errors(section: dict) -> list[tuple[tuple, str]]:
         if isinstance(d, str) and (msg := law_error(d, n)):
             out.append((("distributions", i), msg))
     return out
+
+
+CELL_DIR = "results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}"
+
+
+def fmt_num(x: float) -> str:
+    """A grid value as it appears in paths: '-1', '0.5', '-0.777778' (6 significant digits)."""
+    return f"{float(x):.6g}"
+
+
+def parse_cell_path(path: str | Path) -> dict:
+    """The cell of a cell file path: {'dist', 'n', 'gamma', 'm', 'seed'} (typed), the one parser of
+    CELL_DIR."""
+    parts = Path(path).parts
+    i = parts.index("cells")
+    dist, n, gamma, m, seed = parts[i + 1 : i + 6]
+    return {
+        "dist": dist,
+        "n": int(n.removeprefix("n")),
+        "gamma": float(gamma.removeprefix("gamma")),
+        "m": int(m.removeprefix("m")),
+        "seed": int(seed.removeprefix("seed")),
+    }
+
+
+LAW_JOB_CHECKPOINT = "results/superposition/jobs/{dist}/n{n}/seed{seed}/checkpoint.pt"
+
+
+def alpha_of(dist: str) -> float | None:
+    """α of a plain power law p_i ∝ i^-α; None for every other law."""
+    d = parse_distribution(dist)
+    return d.alpha if d.law == "power" and not d.density else None

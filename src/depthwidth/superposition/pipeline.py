@@ -7,12 +7,10 @@ Cell files: ``results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{see
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from depthwidth.rules import Device, Keys, Rule, Speed
-from depthwidth.superposition.grid import parse_distribution
+from depthwidth.superposition.grid import CELL_DIR, fmt_num, parse_distribution
 
-CELL_DIR = "results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{seed}"
 
 # The stage's keys that change a training job's result (grid keys are wildcards, so growing the grid reruns
 # nothing), and those it reads that do not (its ``speed`` params).
@@ -24,11 +22,6 @@ SPEED_KEYS = ("checkpoint_every", "device")
 def stage_config(config: dict) -> dict:
     """The validated ``superposition`` subtree, or {} when the config has none."""
     return config["superposition"] if "superposition" in config else {}
-
-
-def fmt_num(x: float) -> str:
-    """A grid value as it appears in paths: '-1', '0.5', '-0.777778' (6 significant digits)."""
-    return f"{float(x):.6g}"
 
 
 def distributions(cfg: dict) -> list[str]:
@@ -70,21 +63,6 @@ def cell_paths(config: dict, name: str = "model.safetensors") -> list[str]:
     return [CELL_DIR.format(**c) + "/" + name for c in cells(cfg)] if cfg else []
 
 
-def parse_cell_path(path: str | Path) -> dict:
-    """The cell of a cell file path: {'dist', 'n', 'gamma', 'm', 'seed'} (typed), the one parser of
-    CELL_DIR."""
-    parts = Path(path).parts
-    i = parts.index("cells")
-    dist, n, gamma, m, seed = parts[i + 1 : i + 6]
-    return {
-        "dist": dist,
-        "n": int(n.removeprefix("n")),
-        "gamma": float(gamma.removeprefix("gamma")),
-        "m": int(m.removeprefix("m")),
-        "seed": int(seed.removeprefix("seed")),
-    }
-
-
 def job_grouping(config: dict) -> str:
     """'cell' (one job per cell) or 'law' (one job per law, n and seed trains all its (γ, m) cells)."""
     cfg = stage_config(config)
@@ -102,9 +80,6 @@ def law_job_outputs(config: dict, name: str) -> list[str]:
     return [
         CELL_DIR.format(dist="{dist}", n="{n}", seed="{seed}", **c) + "/" + name for c in job_cells(config)
     ]
-
-
-LAW_JOB_CHECKPOINT = "results/superposition/jobs/{dist}/n{n}/seed{seed}/checkpoint.pt"
 
 
 def _job_widths(config: dict, wildcards: dict) -> list[int]:
@@ -147,9 +122,3 @@ RULES = {
     "superposition_tables": _ANALYSIS,
     "superposition_section": _ANALYSIS,
 }
-
-
-def alpha_of(dist: str) -> float | None:
-    """α of a plain power law p_i ∝ i^-α; None for every other law."""
-    d = parse_distribution(dist)
-    return d.alpha if d.law == "power" and not d.density else None

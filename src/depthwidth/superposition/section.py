@@ -16,7 +16,7 @@ from matplotlib.ticker import NullFormatter
 from depthwidth import papers
 from depthwidth.integrity import read_json, read_table
 from depthwidth.sections import Figures, agree_within, headline_row, table_html, write_section
-from depthwidth.superposition.pipeline import parse_cell_path
+from depthwidth.superposition.grid import parse_cell_path
 from depthwidth.superposition.tables import (
     CELL_COLUMNS,
     EXPONENT_COLUMNS,

@@ -13,7 +13,7 @@ from depthwidth.superposition.analysis import cell_metrics, mean_sq_overlap, row
 from depthwidth.superposition.data import feature_probabilities
 from depthwidth.integrity import check_sealed, write_table
 from depthwidth.superposition.grid import parse_distribution
-from depthwidth.superposition.pipeline import alpha_of, parse_cell_path
+from depthwidth.superposition.grid import alpha_of, parse_cell_path
 
 log = logging.getLogger("depthwidth.superposition")
 
