@@ -7,6 +7,7 @@ RULES.add(chinchilla_pipeline)
 
 wildcard_constraints:
     sweep="[A-Za-z0-9_.-]+",
+    law="|".join(chinchilla_pipeline.LAWS),
     loss="|".join(chinchilla_pipeline.LOSSES),
 
 
@@ -32,18 +33,18 @@ rule chinchilla_points:
         "../scripts/chinchilla_points.py"
 
 
-# The fit grid (chinchilla_pipeline.LOSSES): the decomposed law fitted with each loss, its settings
-# chinchilla.fit with chinchilla.<loss> over them. The squared cell is the paper's fit.
+# The fit grid (chinchilla_pipeline.LAWS x LOSSES): each law fitted with each loss, the cell's settings
+# drawn from the config by chinchilla_pipeline.cell. The decomposed law's squared cell is the paper's fit.
 rule chinchilla_fit:
     input:
         points="results/chinchilla/points.csv",
     output:
-        fit="results/chinchilla/fits/{loss}/fit.json",
-        bootstrap="results/chinchilla/fits/{loss}/bootstrap.csv",
+        fit="results/chinchilla/fits/{law}/{loss}/fit.json",
+        bootstrap="results/chinchilla/fits/{law}/{loss}/bootstrap.csv",
     log:
-        "logs/chinchilla/fits/{loss}/fit.log",
+        "logs/chinchilla/fits/{law}/{loss}/fit.log",
     benchmark:
-        "benchmarks/chinchilla/fits/{loss}/fit.tsv"
+        "benchmarks/chinchilla/fits/{law}/{loss}/fit.tsv"
     conda:
         "../envs/depthwidth.yaml"
     threads: RULES.threads("chinchilla_fit")
@@ -55,17 +56,19 @@ rule chinchilla_fit:
         "../scripts/chinchilla_fit.py"
 
 
-# The paper's appendix: refit a cell leaving out the k highest-loss points, for each k of
-# chinchilla.drop_scan.
+# The paper's appendix: refit a cell of the decomposed law leaving out the k highest-loss points, for each k
+# of chinchilla.drop_scan.
 rule chinchilla_drop_scan:
     input:
         points="results/chinchilla/points.csv",
     output:
-        scan="results/chinchilla/fits/{loss}/drop_scan.csv",
+        scan="results/chinchilla/fits/{law}/{loss}/drop_scan.csv",
     log:
-        "logs/chinchilla/fits/{loss}/drop_scan.log",
+        "logs/chinchilla/fits/{law}/{loss}/drop_scan.log",
     benchmark:
-        "benchmarks/chinchilla/fits/{loss}/drop_scan.tsv"
+        "benchmarks/chinchilla/fits/{law}/{loss}/drop_scan.tsv"
+    wildcard_constraints:
+        law="|".join(chinchilla_pipeline.SCANNED_LAWS),
     conda:
         "../envs/depthwidth.yaml"
     threads: RULES.threads("chinchilla_drop_scan")
@@ -82,7 +85,7 @@ rule chinchilla_drop_scan:
 rule chinchilla_leverage:
     input:
         points="results/chinchilla/points.csv",
-        fit="results/chinchilla/fits/huber/fit.json",
+        fit=chinchilla_pipeline.fit_target("decomposed", "huber"),
     output:
         deltas="results/chinchilla/delta_scan.csv",
         leverage="results/chinchilla/leverage.csv",
@@ -101,8 +104,8 @@ rule chinchilla_leverage:
         "../scripts/chinchilla_leverage.py"
 
 
-# The Chinchilla law L = E + A/N^alpha + B/D^beta: Besiroglu et al.'s replication procedure and the
-# fitting core's fits of the same law to the Chinchilla points.
+# The Chinchilla law L = E + A/N^alpha + B/D^beta as Besiroglu et al. fit it: their replication procedure
+# and their notebook's other estimators (the grid's chinchilla cells are the fitting core's fits of it).
 rule chinchilla_law:
     input:
         points="results/chinchilla/points.csv",
@@ -171,14 +174,15 @@ rule chinchilla_section:
     input:
         points="results/chinchilla/points.csv",
         summary="results/chinchilla/reconstruction.json",
-        fit=chinchilla_pipeline.fit_target("squared"),
-        bootstrap=chinchilla_pipeline.fit_target("squared", "bootstrap.csv"),
-        scan=chinchilla_pipeline.fit_target("squared", "drop_scan.csv"),
-        fit_huber=chinchilla_pipeline.fit_target("huber"),
-        scan_huber=chinchilla_pipeline.fit_target("huber", "drop_scan.csv"),
+        fit=chinchilla_pipeline.fit_target("decomposed", "squared"),
+        bootstrap=chinchilla_pipeline.fit_target("decomposed", "squared", "bootstrap.csv"),
+        scan=chinchilla_pipeline.fit_target("decomposed", "squared", "drop_scan.csv"),
+        fit_huber=chinchilla_pipeline.fit_target("decomposed", "huber"),
+        scan_huber=chinchilla_pipeline.fit_target("decomposed", "huber", "drop_scan.csv"),
         deltas="results/chinchilla/delta_scan.csv",
         leverage="results/chinchilla/leverage.csv",
         law="results/chinchilla/chinchilla_law.json",
+        law_fits=chinchilla_pipeline.law_targets("chinchilla"),
         sweeps=chinchilla_pipeline.sweep_targets(config),
     output:
         html="results/chinchilla/section.html",

@@ -68,7 +68,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "fineweb_shards": 1,  # one job writes all hidden_states.corpus shards
         "model_fetch": len(used_models),
         "chinchilla_points": 1,
-        "chinchilla_fit": 2,  # one per loss of the fit grid
+        "chinchilla_fit": 4,  # one per law and loss of the fit grid
         "chinchilla_drop_scan": 2,
         "chinchilla_leverage": 1,
         "chinchilla_law": 1,
@@ -137,14 +137,14 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     planned = planned_jobs(dry_run)
     want = expected_jobs(_paper_config())
     assert planned == want
-    # 1790 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
+    # 1792 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
     # default's FineWeb entries are nulled in config/paper.yaml) + 2 downloads (the Chinchilla files and
     # the 110 OpenLM files) + 33 depth-toy trainings + 27 model fetches + 27 geometries + 16 token counts
     # (4 x 4) + 18 + 18 hidden-state extractions and statistics + 6 traces (6 models, one fact) + 4 corpora
-    # + 6 chinchilla sweep jobs + 19 other jobs (chinchilla 8: points, the fit grid's 2 fits and 2 scans,
+    # + 6 chinchilla sweep jobs + 21 other jobs (chinchilla 10: points, the fit grid's 4 fits and 2 scans,
     # leverage, law, section; superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
     # LM head 3, report) + the download of the paper's figure files and the paper-figures stage's 5 jobs.
-    assert sum(planned.values()) == 1790
+    assert sum(planned.values()) == 1792
 
 
 @pytest.mark.workflow

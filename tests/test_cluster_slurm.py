@@ -252,13 +252,13 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
         assert "1 of 1 steps (100%) done" in log.read_text(), log.read_text()[-2000:]
     # downloads are local rules: no SLURM log folder for them
     assert not list((wd / ".snakemake" / "slurm_logs").glob("rule_fetch*"))
-    fit = json.loads((wd / "results/chinchilla/fits/squared/fit.json").read_text())["params"]
+    fit = json.loads((wd / "results/chinchilla/fits/decomposed/squared/fit.json").read_text())["params"]
     # the paper's decomposed fit of Chinchilla: alpha_l = 1.2 +- 0.3, alpha_m close to 1
     assert 0.9 <= fit["alpha_l"]["value"] <= 1.5, fit["alpha_l"]
     assert 0.8 <= fit["alpha_m"]["value"] <= 1.1, fit["alpha_m"]
     # the same config and seeds run locally (the whole test config, shared with test_partial_rerun):
     # the same numbers
     local = completed_run
-    ref = json.loads((local / "results/chinchilla/fits/squared/fit.json").read_text())["params"]
+    ref = json.loads((local / "results/chinchilla/fits/decomposed/squared/fit.json").read_text())["params"]
     for k in ("alpha_l", "alpha_m", "alpha_D", "L0"):
         assert fit[k]["value"] == pytest.approx(ref[k]["value"], rel=1e-9), k

@@ -222,7 +222,7 @@ def test_outputs_an_upgrade_moved_are_named_at_the_start_and_kept(completed_run,
     it at the start of a run; the run plans nothing for it and deletes nothing. A complete folder of this
     version has no such file (the first test above)."""
     wd = copy_work_folder(completed_run, tmp_path / "wd")
-    new, old = "results/chinchilla/fits/squared/fit.json", "results/chinchilla/fit.json"
+    new, old = "results/chinchilla/fits/decomposed/squared/fit.json", "results/chinchilla/fit.json"
     meta = wd / ".snakemake" / "metadata"
     record = meta / base64.urlsafe_b64encode(new.encode()).decode()
     assert json.loads(record.read_text())["rule"] == "chinchilla_fit"

@@ -83,7 +83,7 @@ def test_targets_only_commands_are_merged_into_one_dry_run():
     assert (
         len(merged) == 1
         and "results/report.html" in merged[0]
-        and "results/chinchilla/fits/squared/fit.json" in merged[0]
+        and "results/chinchilla/fits/decomposed/squared/fit.json" in merged[0]
     )
 
 

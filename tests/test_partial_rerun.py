@@ -52,7 +52,10 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                 }
             },
             {"chinchilla_fit": 1, "chinchilla_section": 1, **REPORT},
-            {"results/chinchilla/fits/squared/fit.json", "results/chinchilla/fits/squared/bootstrap.csv"},
+            {
+                "results/chinchilla/fits/decomposed/squared/fit.json",
+                "results/chinchilla/fits/decomposed/squared/bootstrap.csv",
+            },
         ),
         # a key of the Huber cell's scan: only that cell's scan of the fit grid, not its fit or the squared
         # cell
@@ -66,14 +69,14 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                 }
             },
             {"chinchilla_drop_scan": 1, "chinchilla_section": 1, **REPORT},
-            {"results/chinchilla/fits/huber/drop_scan.csv"},
+            {"results/chinchilla/fits/decomposed/huber/drop_scan.csv"},
         ),
         # a key only the squared cell's scan reads (the paper's least-squares errors): not the Huber scan
         (
             "chinchilla_paper_stderr_precision",
             {"chinchilla": {"drop_scan": {"paper_stderr_precision": "float32"}}},
             {"chinchilla_drop_scan": 1, "chinchilla_section": 1, **REPORT},
-            {"results/chinchilla/fits/squared/drop_scan.csv"},
+            {"results/chinchilla/fits/decomposed/squared/drop_scan.csv"},
         ),
         # a key both cells share: both cells' fits and scans, and the leverage (it reads the Huber cell's
         # starts, but Snakemake names its new input, the Huber cell's fit.json, as the reason)
@@ -90,13 +93,31 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
             {
                 f"results/chinchilla/{f}"
                 for f in (
-                    "fits/squared/fit.json",
-                    "fits/squared/bootstrap.csv",
-                    "fits/squared/drop_scan.csv",
-                    "fits/huber/fit.json",
-                    "fits/huber/bootstrap.csv",
-                    "fits/huber/drop_scan.csv",
+                    "fits/decomposed/squared/fit.json",
+                    "fits/decomposed/squared/bootstrap.csv",
+                    "fits/decomposed/squared/drop_scan.csv",
+                    "fits/decomposed/huber/fit.json",
+                    "fits/decomposed/huber/bootstrap.csv",
+                    "fits/decomposed/huber/drop_scan.csv",
                 )
+            },
+        ),
+        # a key only the chinchilla cells read (the core's bootstrap of the Chinchilla law): both chinchilla
+        # cells, not the replication's 100 starts nor the decomposed cells
+        (
+            "chinchilla_law_cell_setting",
+            {
+                "chinchilla": {
+                    "chinchilla_law": {
+                        "bootstrap_resamples": cfg["chinchilla"]["chinchilla_law"]["bootstrap_resamples"] + 1
+                    }
+                }
+            },
+            {"chinchilla_fit": 2, "chinchilla_section": 1, **REPORT},
+            {
+                f"results/chinchilla/fits/chinchilla/{loss}/{f}"
+                for loss in ("squared", "huber")
+                for f in ("fit.json", "bootstrap.csv")
             },
         ),
         # a report option: only the report

@@ -61,11 +61,11 @@ def _section_rule(stage, inputs):
 
 
 RULES = [
-    _section_rule("chinchilla", ["results/chinchilla/fits/squared/fit.json"]),
+    _section_rule("chinchilla", ["results/chinchilla/fits/decomposed/squared/fit.json"]),
     FakeRule(
         "chinchilla_fit",
-        ["results/chinchilla/fits/squared/fit.json"],
-        "benchmarks/chinchilla/fits/squared/fit.tsv",
+        ["results/chinchilla/fits/decomposed/squared/fit.json"],
+        "benchmarks/chinchilla/fits/decomposed/squared/fit.tsv",
         lambda wc: ["data/raw/points.csv"],
     ),
     _section_rule("lm_head", ["results/lm_head/width_fit.json"]),
@@ -94,12 +94,12 @@ def test_inputs_name_sections_figures_manifests_and_upstream_benchmarks():
     assert inputs["chinchilla_figures"] == "results/chinchilla/figures"
     assert inputs["lm_head_html"] == "results/lm_head/section.html"
     assert "hidden_states_html" not in inputs
-    assert inputs["synthesis_chinchilla"] == "results/chinchilla/fits/squared/fit.json"
+    assert inputs["synthesis_chinchilla"] == "results/chinchilla/fits/decomposed/squared/fit.json"
     # Models of enabled stages only: hidden_states is not enabled, so m3's manifest is not read.
     assert inputs["manifests"] == ["data/models/m1/manifest.json", "data/models/m2/manifest.json"]
     # Every job upstream of the declared files, once, wildcards filled in from the requested paths.
     assert sorted(inputs["benchmarks"]) == [
-        "benchmarks/chinchilla/fits/squared/fit.tsv",
+        "benchmarks/chinchilla/fits/decomposed/squared/fit.tsv",
         "benchmarks/chinchilla/section.tsv",
         "benchmarks/lm_head/geometry_m1.tsv",
         "benchmarks/lm_head/geometry_m2.tsv",
@@ -122,7 +122,7 @@ def test_report_rule_declares_the_benchmark_of_every_upstream_job(tmp_path):
     jobs = planned_jobs(text)
     expected = sum(n for r, n in jobs.items() if r != "report" and not r.startswith("fetch_pinned_"))
     assert len(benchmarks) == len(set(benchmarks)) == expected
-    assert "benchmarks/chinchilla/fits/squared/fit.tsv" in benchmarks
+    assert "benchmarks/chinchilla/fits/decomposed/squared/fit.tsv" in benchmarks
 
 
 def _section(stage: str, n_figures: int = 1) -> None:

@@ -671,7 +671,7 @@ def test_chinchilla_consumers_check_what_they_read(tmp_path):
         chinchilla_sweep_identify(runs, {}, res / "identify.json", res / "profile.csv")
 
     # the section: every input checked before anything is drawn (fit and bootstrap stand-ins, sealed)
-    integrity.write_json(res / "fit.json", {"params": {}, "loss": "squared"})
+    integrity.write_json(res / "fit.json", {"params": {}, "law": "decomposed", "loss": "squared"})
     integrity.write_table(pd.DataFrame({"alpha_l": [1.0, 1.1]}), res / "bootstrap.csv")
     integrity.write_table(
         pd.DataFrame({"k": [0, 1, 2, 3], "alpha_l": [1.3, 1.2, 1.1, 1.0]}), res / "drop_scan.csv"

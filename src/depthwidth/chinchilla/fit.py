@@ -1,8 +1,11 @@
-"""The converged fit of the decomposed law (``depthwidth.chinchilla.law``) and its uncertainties.
+"""One cell of the fit grid (rule chinchilla_fit): a law fitted to the Chinchilla points with one loss, and
+its uncertainties.
 
-The fit minimises the squared log residual log L − log L̂ with the stage's fitting core (``lawfit``:
-lmfit, trust-region least squares), from several starts, to convergence. Errors: lmfit's covariance, the
-paper's linear-residual covariance (``paper_stderrs``), the core's bootstrap and held-out check.
+The decomposed law (``run_fit``): the log residual log L − log L̂ minimised with the fitting core
+(``lawfit``: lmfit, trust-region least squares, or the Huber loss), from several starts, to convergence.
+Errors: lmfit's covariance (a Huber fit: the sandwich), the paper's linear-residual covariance
+(``paper_stderrs``), the core's bootstrap and held-out check; variants. The Chinchilla law
+(``run_chinchilla_law_fit``): the same core with that law, its bootstrap, and the fit on all points.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import pandas as pd
 
 from depthwidth.laws import lawfit
 from depthwidth.chinchilla.adam import fit_adam
-from depthwidth.laws.law import PARAMS, FitData, select_points, unit_scales
+from depthwidth.chinchilla.compare import law_summary
+from depthwidth.chinchilla.replication import compute_optimal
+from depthwidth.laws.law import CHINCHILLA, PARAMS, FitData, kept_mask, select_points, unit_scales
 from depthwidth.optimal_shape import shape_exponents
 from depthwidth.integrity import read_table, write_json, write_table
 
@@ -204,7 +209,7 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
     res = fit_law(d, n_starts=n_starts, seed=seed, how=how)
     if not res.success:
         log.warning("main fit did not report convergence: %s", res.message)
-    out = {"loss": cfg["loss"], **_fit_summary(res, d, how)}
+    out = {"law": "decomposed", "loss": cfg["loss"], **_fit_summary(res, d, how)}
     if cfg["loss"] == "huber":
         out["huber_delta"] = cfg["huber_delta"]
     out["stderr_paper_note"] = PAPER_STDERR_NOTE
@@ -238,11 +243,85 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
     return out, boot
 
 
+# ---------------------------------------------------------------- the grid's chinchilla cells
+def chinchilla_data(points: pd.DataFrame, n_excluded: int) -> FitData:
+    """The points as ``FitData`` for the Chinchilla law (N = params, D = flops/(6N), the ``n_excluded``
+    highest losses left out); m, ℓ as d_model and n_layers (not used by the law)."""
+    keep = kept_mask(points["loss"].to_numpy(float), n_excluded)
+    p = points[keep]
+    N = p["params"].to_numpy(float)
+    return FitData(
+        p["d_model"].to_numpy(float),
+        p["n_layers"].to_numpy(float),
+        p["flops"].to_numpy(float) / (6 * N),
+        p["loss"].to_numpy(float),
+        N=N,
+    )
+
+
+def core_fit(d: FitData, cfg: dict) -> tuple[dict, pd.DataFrame]:
+    """The Chinchilla law fitted to ``d`` by the fitting core (lmfit, trust-region, analytic Jacobian) with
+    the cell's loss, summarised as the sweeps' laws are (``compare.law_summary``: values, lmfit errors,
+    bootstrap std and 95 % interval with one start per refit, objective, AIC/BIC), with the compute-optimal
+    split; and the bootstrap rows."""
+    loss, delta, seed, n_boot = cfg["loss"], cfg["huber_delta"], cfg["seed"], cfg["bootstrap_resamples"]
+    how = lawfit.LawFit(
+        law=CHINCHILLA, starts=lawfit.chinchilla_starts, least_squares=lawfit.loss_options(loss, delta)
+    )
+    res = lawfit.fit(d, how, n_starts=cfg["n_starts"], seed=seed)
+    v = how.values(res, d)
+    boot = (
+        lawfit.bootstrap(d, how, v, n_boot, seed=seed, n_starts=1)
+        if n_boot > 0
+        else pd.DataFrame(columns=[*CHINCHILLA.params, "converged"])
+    )
+    summary = law_summary(d, how, res, boot, None)
+    del summary["heldout"]  # a cell of this law has no held-out check
+    out = {
+        "loss": loss,
+        **({"huber_delta": delta} if loss == "huber" else {}),
+        "n_points": len(d),
+        **summary,
+        "converged": bool(res.success),
+        "bootstrap_resamples": int(len(boot)),
+        "compute_optimal": compute_optimal(v["alpha"], v["beta"]),
+    }
+    return out, boot
+
+
+def run_chinchilla_law_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
+    """A chinchilla cell of the grid: the Chinchilla law on the points less the cell's cut
+    (``drop_highest_loss``), and its variants (``keep_all_points``: no cut). Returns (fit.json content,
+    bootstrap rows of the main fit)."""
+    cut = cfg["drop_highest_loss"]
+    d = chinchilla_data(points, cut)
+    log.info(
+        "fitting the Chinchilla law to %d points (%d starts, %s loss)", len(d), cfg["n_starts"], cfg["loss"]
+    )
+    fit, boot = core_fit(d, cfg)
+    log.info("chinchilla cell: %s", {k: round(p["value"], 4) for k, p in fit["params"].items()})
+    out = {"law": "chinchilla", **fit, "drop_highest_loss": cut, "variants": {}}
+    for variant in cfg["variants"]:
+        if variant != "keep_all_points":
+            raise ValueError(f"unknown variant '{variant}' of a chinchilla cell (it has: keep_all_points)")
+        v, _ = core_fit(chinchilla_data(points, 0), cfg)
+        out["variants"][variant] = {"description": "all points kept (no high-loss cut)", **v}
+        log.info("variant %s: %s", variant, {k: round(p["value"], 4) for k, p in v["params"].items()})
+    return out, boot
+
+
+# Each law of the grid (chinchilla.pipeline.LAWS) and the function that fits one of its cells.
+CELL_FITS = {"decomposed": run_fit, "chinchilla": run_chinchilla_law_fit}
+
+
 def chinchilla_fit(points_csv, fit_cfg: dict, fit_out, bootstrap_out) -> dict:
-    """Rule chinchilla_fit: fit the decomposed law to the points; write fit.json and the bootstrap rows."""
+    """Rule chinchilla_fit: fit the cell's law to the points; write fit.json and the bootstrap rows."""
     from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
 
-    fit, boot = run_fit(read_table(points_csv, POINTS_RULE, POINT_COLUMNS), fit_cfg)
+    points = read_table(points_csv, POINTS_RULE, POINT_COLUMNS)
+    if fit_cfg.get("law") not in CELL_FITS:
+        raise ValueError(f"no fit for law {fit_cfg.get('law')!r}; the grid's laws are {sorted(CELL_FITS)}")
+    fit, boot = CELL_FITS[fit_cfg["law"]](points, fit_cfg)
     # sealed: rule chinchilla_section and the report's synthesis check them before use
     write_table(boot, bootstrap_out)
     write_json(fit_out, fit)

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from depthwidth.rules import Call, Keys, Rule
 
-# The fit grid: one cell per loss, results/chinchilla/fits/<loss>/ (rules chinchilla_fit and
-# chinchilla_drop_scan). A cell's settings are chinchilla.fit's, with chinchilla.<loss> over them where
-# that section exists (chinchilla.huber); the loss itself is the cell's key.
+# The fit grid: one cell per (law, loss), results/chinchilla/fits/<law>/<loss>/ (rule chinchilla_fit; the
+# decomposed law's cells also get rule chinchilla_drop_scan). Each cell's cut (how many of the
+# highest-loss runs it leaves out) is one of its settings.
+# - decomposed: Liu et al.'s law. Settings: chinchilla.fit, with chinchilla.<loss> over it where that
+#   section exists (chinchilla.huber).
+# - chinchilla: L = E + A/N^α + B/D^β. Settings: chinchilla.chinchilla_law's starts, seed, bootstrap and δ,
+#   with Besiroglu et al.'s cut (n_excluded); each cell also fits all points (variant keep_all_points).
+LAWS = ("decomposed", "chinchilla")
 LOSSES = ("squared", "huber")
+SCANNED_LAWS = ("decomposed",)
 
 # A cell's units, starts and seed; the dropped-points scan reads these keys of a cell and ``SCAN_KEYS``
 # (editing another, such as bootstrap, held-out or variants, does not rerun the scan).
@@ -20,20 +26,34 @@ LEVERAGE_KEYS = (*SHARED_KEYS, "drop_highest_loss", "delta_scan")
 SQUARED_SCAN_KEYS = ("adam_steps", "paper_stderr_precision")
 # Keys of a cell only its scan or the leverage rule reads.
 NOT_FIT_KEYS = ("scan_bootstrap_resamples", "delta_scan")
+# The keys of chinchilla.chinchilla_law a Chinchilla-law cell reads; the replication reads the others.
+LAW_CELL_KEYS = ("n_starts", "seed", "bootstrap_resamples")
 
 
-def cell(config: dict, loss: str) -> dict:
-    """The settings of the grid's cell ``loss``: ``chinchilla.fit``, ``chinchilla.<loss>`` over it."""
-    if loss not in LOSSES:
-        raise ValueError(f"no fit cell for loss {loss!r}; the grid has {LOSSES}")
+def cell(config: dict, law: str, loss: str) -> dict:
+    """The settings of the grid's cell (``law``, ``loss``), the keys ``law`` and ``loss`` included."""
+    if law not in LAWS or loss not in LOSSES:
+        raise ValueError(
+            f"no fit cell for law {law!r} and loss {loss!r}; the grid has laws {LAWS}, losses {LOSSES}"
+        )
     c = config["chinchilla"]
-    return {**c["fit"], **c.get(loss, {}), "loss": loss}
+    if law == "chinchilla":
+        s = c["chinchilla_law"]
+        return {
+            **{k: s[k] for k in LAW_CELL_KEYS},
+            "drop_highest_loss": s["n_excluded"],
+            "huber_delta": s["huber_delta"],
+            "variants": ["keep_all_points"],
+            "law": law,
+            "loss": loss,
+        }
+    return {**c["fit"], **c.get(loss, {}), "law": law, "loss": loss}
 
 
 def fit_params(config: dict, wildcards: dict) -> dict:
     """Rule chinchilla_fit's params: the job's cell, less the keys only its scan reads (and ``adam_steps``
     unless the cell runs the ``paper_adam`` variant)."""
-    s = cell(config, wildcards["loss"])
+    s = cell(config, wildcards["law"], wildcards["loss"])
     drop = NOT_FIT_KEYS + (() if "paper_adam" in s["variants"] else ("adam_steps",))
     return dict(sorted((k, v) for k, v in s.items() if k not in drop))
 
@@ -41,23 +61,28 @@ def fit_params(config: dict, wildcards: dict) -> dict:
 def drop_scan_params(config: dict, wildcards: dict) -> dict:
     """Rule chinchilla_drop_scan's params: the scan's keys of the job's cell (``SCAN_KEYS``) and
     ``chinchilla.drop_scan``, less ``SQUARED_SCAN_KEYS`` in a cell of another loss."""
-    s = cell(config, wildcards["loss"])
+    s = cell(config, wildcards["law"], wildcards["loss"])
     scan = {**{k: s[k] for k in SCAN_KEYS if k in s}, **config["chinchilla"]["drop_scan"]}
     drop = () if s["loss"] == "squared" else SQUARED_SCAN_KEYS
     return dict(sorted((k, v) for k, v in scan.items() if k not in drop))
 
 
 def leverage_params(config: dict, wildcards: dict | None = None) -> dict:
-    """Rule chinchilla_leverage's params: the Huber cell's points, starts, units and δ list
+    """Rule chinchilla_leverage's params: the decomposed law's Huber cell's points, starts, units and δ list
     (``LEVERAGE_KEYS``), and the paper's cut (``chinchilla.fit.drop_highest_loss``)."""
-    s = cell(config, "huber")
+    s = cell(config, "decomposed", "huber")
     paper_cut = config["chinchilla"]["fit"]["drop_highest_loss"]
     return dict(sorted({**{k: s[k] for k in LEVERAGE_KEYS}, "paper_cut": paper_cut}.items()))
 
 
-def fit_target(loss: str, name: str = "fit.json") -> str:
-    """A file of the grid's cell ``loss``."""
-    return f"results/chinchilla/fits/{loss}/{name}"
+def fit_target(law: str, loss: str, name: str = "fit.json") -> str:
+    """A file of the grid's cell (``law``, ``loss``)."""
+    return f"results/chinchilla/fits/{law}/{loss}/{name}"
+
+
+def law_targets(law: str, name: str = "fit.json") -> list[str]:
+    """The file ``name`` of each cell of ``law``, one per loss."""
+    return [fit_target(law, loss, name) for loss in LOSSES]
 
 
 # ---------------------------------------------------------------- sweeps (chinchilla.sweeps)
@@ -142,7 +167,9 @@ RULES = {
     "chinchilla_fit": Rule(params={"fit": Call(fit_params)}, mem_mb=1000, runtime=60),
     "chinchilla_drop_scan": Rule(params={"scan": Call(drop_scan_params)}, mem_mb=1000, runtime=30),
     "chinchilla_leverage": Rule(params={"cfg": Call(leverage_params)}, mem_mb=1000, runtime=10),
-    "chinchilla_law": Rule(params={"cfg": Keys("chinchilla.chinchilla_law")}, mem_mb=1000, runtime=30),
+    "chinchilla_law": Rule(
+        params={"cfg": Keys("chinchilla.chinchilla_law", drop=LAW_CELL_KEYS)}, mem_mb=1000, runtime=30
+    ),
     "chinchilla_sweep_points": Rule(
         params={"spec": Call(sweep_load_params)}, sources=True, mem_mb=1000, runtime=5
     ),

@@ -1,6 +1,6 @@
 """The Chinchilla law L = E + A/N^α + B/D^β (Hoffmann et al. 2022, approach 3) on the Chinchilla points:
-Besiroglu et al.'s replication procedure, as their code runs it, and the stage's fitting core on the same
-points.
+Besiroglu et al.'s replication procedure, as their code runs it, and their notebook's other estimators. The
+fitting core's fits of the same law are the fit grid's chinchilla cells (``fit.run_chinchilla_law_fit``).
 
 Besiroglu, Erdil, Barnett & You 2024 (arXiv 2404.10102; epoch-research/analyzing-chinchilla,
 ``data_analysis.ipynb``): N = model size, D = C/(6N); the 5 highest-loss points left out (loss below the
@@ -24,9 +24,8 @@ import pandas as pd
 from scipy.optimize import minimize
 from scipy.stats import norm
 
-from depthwidth.laws import lawfit
-from depthwidth.laws.law import CHINCHILLA, FitData, kept_mask
-from depthwidth.laws.lawfit import LawFit, chinchilla_starts, huber, loss_options
+from depthwidth.laws.law import kept_mask
+from depthwidth.laws.lawfit import huber
 from depthwidth.integrity import read_table, write_json
 from depthwidth.papers import (
     BESIROGLU_FIT,
@@ -277,57 +276,17 @@ def notebook_comparisons(points: pd.DataFrame, params: dict, rep: dict) -> dict:
     return out
 
 
-# ---------------------------------------------------------------- the Chinchilla law in the fitting core
+# ---------------------------------------------------------------- the split the law implies
 def compute_optimal(alpha: float, beta: float) -> dict:
     """The compute-optimal split the Chinchilla law implies under C = 6ND: N* ∝ C^a, D* ∝ C^b with
     a = β/(α+β), b = α/(α+β)."""
     return {"a": beta / (alpha + beta), "b": alpha / (alpha + beta)}
 
 
-def chinchilla_data(points: pd.DataFrame, n_excluded: int) -> FitData:
-    """The points as ``FitData`` for the Chinchilla law (N = params, D = flops/(6N), Besiroglu et al.'s
-    cut of the ``n_excluded`` highest losses); m, ℓ as d_model and n_layers (not used by the law)."""
-    keep = kept_mask(points["loss"].to_numpy(float), n_excluded)
-    p = points[keep]
-    N = p["params"].to_numpy(float)
-    return FitData(
-        p["d_model"].to_numpy(float),
-        p["n_layers"].to_numpy(float),
-        p["flops"].to_numpy(float) / (6 * N),
-        p["loss"].to_numpy(float),
-        N=N,
-    )
-
-
-def core_fit(d: FitData, loss: str, delta: float, n_starts: int, seed: int, n_boot: int) -> dict:
-    """The Chinchilla law fitted by the stage's core (lmfit, trust-region, analytic Jacobian) with
-    ``loss``; values, lmfit errors, bootstrap std and 95 % interval, objective, compute-optimal split."""
-    how = LawFit(law=CHINCHILLA, starts=chinchilla_starts, least_squares=loss_options(loss, delta))
-    res = lawfit.fit(d, how, n_starts=n_starts, seed=seed)
-    v, se = how.values(res, d), how.stderrs(res, d)
-    boot = lawfit.bootstrap(d, how, v, n_boot, seed=seed, n_starts=1) if n_boot > 0 else pd.DataFrame()
-    params = {}
-    for k in CHINCHILLA.params:
-        params[k] = {"value": v[k], "stderr": se[k]}
-        if len(boot) > 1:
-            params[k].update(lawfit.bootstrap_spread(boot[k]))
-    return {
-        "loss": loss,
-        **({"huber_delta": delta} if loss == "huber" else {}),
-        "n_points": len(d),
-        "params": params,
-        "objective": float(res.objective),
-        "ssr": float(res.chisqr),
-        "converged": bool(res.success),
-        "bootstrap_resamples": int(len(boot)),
-        "compute_optimal": compute_optimal(v["alpha"], v["beta"]),
-    }
-
-
 def chinchilla_law(points_csv, params: dict, json_out) -> dict:
-    """Rule chinchilla_law: Besiroglu et al.'s replication (``replicate``) and the core's fits of the
-    Chinchilla law to their 240 points (Huber, their objective) and to all points (least squares, Huber);
-    the optimiser check: the core's Huber objective beside L-BFGS-B's on the same points."""
+    """Rule chinchilla_law: Besiroglu et al.'s replication (``replicate``) and their notebook's other
+    estimators (``notebook_comparisons``). The fitting core's fits of the same law are the fit grid's
+    chinchilla cells (``fit.run_chinchilla_law_fit``)."""
     from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
 
     points = read_table(points_csv, POINTS_RULE, POINT_COLUMNS)
@@ -338,29 +297,10 @@ def chinchilla_law(points_csv, params: dict, json_out) -> dict:
     log.info(
         "notebook comparisons: %s", {k: notebook["optimum"][k]["relative_difference"] for k in LAW_NAMES}
     )
-    fits = {}
-    for name, n_excl, loss in (
-        ("huber_replication_points", params["n_excluded"], "huber"),
-        ("huber_all_points", 0, "huber"),
-        ("squared_all_points", 0, "squared"),
-    ):
-        d = chinchilla_data(points, n_excl)
-        fits[name] = core_fit(
-            d, loss, params["huber_delta"], params["n_starts"], params["seed"], params["bootstrap_resamples"]
-        )
-        log.info("core fit %s: %s", name, {k: round(p["value"], 4) for k, p in fits[name]["params"].items()})
-    core = fits["huber_replication_points"]["objective"]
     out = {
         "law": "L = E + A/N^alpha + B/D^beta (N parameters, D = C/(6N) tokens)",
         "replication": rep,
         "notebook": notebook,
-        "fits": fits,
-        "optimiser_check": {
-            "objective_lbfgsb": rep["objective_huber"],
-            "objective_lmfit": core,
-            "lower": "lmfit" if core < rep["objective_huber"] else "L-BFGS-B",
-            "relative_difference": (core - rep["objective_huber"]) / rep["objective_huber"],
-        },
     }
     write_json(json_out, out)  # sealed: rule chinchilla_section checks it
     return out

@@ -258,11 +258,13 @@ def chinchilla_leverage(points_csv, huber_fit_json, params: dict, delta_out, lev
     from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
 
     points = read_table(points_csv, POINTS_RULE, POINT_COLUMNS)
-    huber = read_json(huber_fit_json, "chinchilla_fit", ("params", "loss", "drop_highest_loss"))
-    if huber["loss"] != "huber" or huber["drop_highest_loss"] != params["drop_highest_loss"]:
+    huber = read_json(huber_fit_json, "chinchilla_fit", ("params", "law", "loss", "drop_highest_loss"))
+    cell = (huber["law"], huber["loss"], huber["drop_highest_loss"])
+    if cell != ("decomposed", "huber", params["drop_highest_loss"]):
         raise ValueError(
-            f"{huber_fit_json}: a fit with loss {huber['loss']!r} at k = {huber['drop_highest_loss']}, not the "
-            f"Huber cell's (k = {params['drop_highest_loss']}); rerun with --forcerun chinchilla_fit"
+            f"{huber_fit_json}: a fit of the {cell[0]} law with loss {cell[1]!r} at k = {cell[2]}, not the "
+            f"decomposed law's Huber cell's (k = {params['drop_highest_loss']}); rerun with --forcerun "
+            "chinchilla_fit"
         )
     deltas = delta_scan(points, params)
     log.info("delta scan: alpha_l %s", dict(zip(deltas["huber_delta"], deltas["alpha_l"].round(3))))

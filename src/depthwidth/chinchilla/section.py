@@ -49,10 +49,10 @@ def chinchilla_section(
     """Rule chinchilla_section. ``inputs``: paths ``points, summary``, the squared cell's ``fit, bootstrap,
     scan``, ``sweeps`` (the identify.json of each sweep, in config order; may be empty) and, for the
     robustness panel and the Chinchilla law, the Huber cell's ``fit_huber, scan_huber``, ``deltas,
-    leverage`` and ``law`` (each optional)."""
+    leverage``, ``law`` and the chinchilla cells' ``law_fits`` (each optional)."""
     # every input is checked against the seal its rule wrote (row counts for tables) before anything is
     # drawn: a damaged or truncated one stops here naming the file and the rule to force
-    fit = cell_record(inputs["fit"], "squared")
+    fit = cell_record(inputs["fit"], "decomposed", "squared")
     recon = read_json(inputs["summary"], POINTS_RULE, ("n_points",))
     points = read_table(inputs["points"], POINTS_RULE, POINT_COLUMNS)
     boot = read_table(inputs["bootstrap"], "chinchilla_fit")
@@ -69,7 +69,7 @@ def chinchilla_section(
     if sweeps_out:
         write_table(table, sweeps_out)
     if inputs.get("fit_huber"):
-        fit_huber = cell_record(inputs["fit_huber"], "huber")
+        fit_huber = cell_record(inputs["fit_huber"], "decomposed", "huber")
         scan_huber = read_table(inputs["scan_huber"], "chinchilla_drop_scan")
         deltas = read_table(inputs["deltas"], "chinchilla_leverage")
         lev = read_table(inputs["leverage"], "chinchilla_leverage")
@@ -80,19 +80,25 @@ def chinchilla_section(
         if robustness_out:
             write_table(robust, robustness_out)
     if inputs.get("law"):
-        body += chinchilla_law_html(read_json(inputs["law"], "chinchilla_law", ("replication",)))
+        law_fits = inputs.get("law_fits") or []
+        cells = [
+            cell_record(f, "chinchilla", None)
+            for f in ([law_fits] if isinstance(law_fits, str) else law_fits)
+        ]
+        body += chinchilla_law_html(read_json(inputs["law"], "chinchilla_law", ("replication",)), cells)
     sweeps_body += laws_html(summaries)
     rows += sweep_headline_rows(summaries)
     write_section(html_out, headline_out, "chinchilla", TITLE, body + sweeps_body, rows)
 
 
-def cell_record(path, loss: str) -> dict:
-    """The fit.json of the grid's cell ``loss`` (rule chinchilla_fit), checked to be that cell's."""
-    fit = read_json(path, "chinchilla_fit", ("params", "loss"))
-    if fit["loss"] != loss:
+def cell_record(path, law: str, loss: str | None) -> dict:
+    """The fit.json of the grid's cell (``law``, ``loss``; any loss when None) (rule chinchilla_fit),
+    checked to be that cell's."""
+    fit = read_json(path, "chinchilla_fit", ("params", "law", "loss"))
+    if fit["law"] != law or loss not in (None, fit["loss"]):
         raise ValueError(
-            f"{path}: a fit with loss {fit['loss']!r} where the {loss} cell's is read; rerun with "
-            "--forcerun chinchilla_fit"
+            f"{path}: a fit of the {fit['law']} law with loss {fit['loss']!r} where the cell "
+            f"({law}, {loss or 'any loss'}) is read; rerun with --forcerun chinchilla_fit"
         )
     return fit
 
@@ -252,7 +258,7 @@ def drop_scan_html(scan: pd.DataFrame, fit: dict) -> str:
         "Refits leaving out the k highest-loss points (rows with loss strictly below the k-th "
         "largest kept); ± paper's method: the paper's formula s²(JᵀJ)⁻¹, computed in "
         f"{scan['stderr_paper_precision'].iloc[0]} (chinchilla.drop_scan.paper_stderr_precision; the paper's "
-        "script uses float32). Also in results/chinchilla/fits/squared/drop_scan.csv with every parameter.",
+        "script uses float32). Also in results/chinchilla/fits/decomposed/squared/drop_scan.csv with every parameter.",
     )
     return text + table
 
@@ -873,10 +879,20 @@ def huber_headline_rows(fit_huber: dict, scan_huber: pd.DataFrame, cut: int) -> 
     return rows
 
 
-def chinchilla_law_html(law: dict) -> str:
+def core_law_fits(cells: list[dict]) -> dict[str, dict]:
+    """The fitting core's fits of the Chinchilla law in the grid's chinchilla cells, each cell's main fit
+    and its variants, named from each fit's own record (loss and number of points)."""
+    fits = {}
+    for c in cells:
+        for f in (c, *c.get("variants", {}).values()):
+            fits[f"{f['loss']}, {f['n_points']} points"] = f
+    return fits
+
+
+def chinchilla_law_html(law: dict, cells: list[dict]) -> str:
     """Besiroglu et al.'s replication against its three true targets (their notebook's δ = 1e-3 optimum,
-    their bootstrap errors repeated their way, Table 1 by the estimator that made it), and the core's fits
-    of the same law."""
+    their bootstrap errors repeated their way, Table 1 by the estimator that made it), and the fitting
+    core's fits of the same law (the grid's chinchilla ``cells``)."""
     rep, nb = law["replication"], law["notebook"]
     opt = pd.DataFrame(
         [{"quantity": k, **v} for k, v in nb["optimum"].items()],
@@ -913,30 +929,46 @@ def chinchilla_law_html(law: dict) -> str:
                 "refits from Hoffmann et al.'s estimates); theirs has 4000 resamples.",
             )
         )
+    fits = core_law_fits(cells)
+    if not fits:
+        return "".join(parts)
     rows = []
     for k in ("A", "B", "E", "alpha", "beta"):
         rows.append(
             {
                 "parameter": k,
-                **{
-                    f"core, {name.replace('_', ' ')}": f["params"][k]["value"]
-                    for name, f in law["fits"].items()
-                },
-                **{
-                    f"bootstrap std, {name.replace('_', ' ')}": f["params"][k].get("bootstrap_std")
-                    for name, f in law["fits"].items()
-                },
+                **{f"core, {name}": f["params"][k]["value"] for name, f in fits.items()},
+                **{f"bootstrap std, {name}": f["params"][k].get("bootstrap_std") for name, f in fits.items()},
                 "Hoffmann et al.": HOFFMANN_FIT[k].text,
             }
         )
-    chk = law["optimiser_check"]
+    chk = optimiser_check(rep, cells)
     parts.append(
-        f"<p>On the same objective the fitting core (lmfit) reaches {chk['objective_lmfit']:.10g} against "
-        f"L-BFGS-B's {chk['objective_lbfgsb']:.10g} (lower: {chk['lower']}). The core's fits of the law, with "
-        "the bootstrap std over runs as their error:</p>"
-        + table_html(pd.DataFrame(rows), "The Chinchilla law fitted by the core.")
+        (
+            f"<p>On the same objective the fitting core (lmfit) reaches {chk['objective_lmfit']:.10g} against "
+            f"L-BFGS-B's {chk['objective_lbfgsb']:.10g} (lower: {chk['lower']}). "
+            if chk
+            else "<p>"
+        )
+        + "The core's fits of the law (the fit grid's chinchilla cells), with the bootstrap std over runs as "
+        "their error:</p>" + table_html(pd.DataFrame(rows), "The Chinchilla law fitted by the core.")
     )
     return "".join(parts)
+
+
+def optimiser_check(rep: dict, cells: list[dict]) -> dict | None:
+    """The fitting core's Huber objective beside L-BFGS-B's (the replication's) on the same points: the
+    chinchilla cell with the replication's loss, δ and point count; None when the grid has no such cell."""
+    for c in cells:
+        if (c["loss"], c.get("huber_delta"), c["n_points"]) == ("huber", rep["huber_delta"], rep["n_points"]):
+            core, theirs = c["objective"], rep["objective_huber"]
+            return {
+                "objective_lbfgsb": theirs,
+                "objective_lmfit": core,
+                "lower": "lmfit" if core < theirs else "L-BFGS-B",
+                "relative_difference": (core - theirs) / theirs,
+            }
+    return None
 
 
 def laws_html(summaries: list[dict]) -> str:

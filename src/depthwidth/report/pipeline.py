@@ -23,7 +23,7 @@ def section_inputs(config: dict) -> dict[str, str]:
     # The synthesis combines α_ℓ (the Chinchilla fit grid's squared cell, the paper's fit) with α_m (LLM
     # widths) where those stages run.
     if "chinchilla" in config["stages"]:
-        out["synthesis_chinchilla"] = "results/chinchilla/fits/squared/fit.json"
+        out["synthesis_chinchilla"] = "results/chinchilla/fits/decomposed/squared/fit.json"
     if "lm_head" in config["stages"]:
         out["synthesis_width"] = "results/lm_head/width_fit.json"
     return out
