@@ -217,7 +217,7 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
         timeout=420,
     )
     text = p.stdout + p.stderr
-    # a wildcard job's log sits in a folder of its wildcards (the fit grid's cells: squared, huber)
+    # a wildcard job's log sits in a folder of its wildcards (the fit grid's cells: <law>_<loss>)
     submitted = {
         (rule, cell): int(jid)
         for jid, rule, cell in re.findall(
@@ -227,8 +227,12 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
     assert set(submitted) == {
         ("chinchilla_points", ""),
         *(
-            (rule, loss)
-            for rule in ("chinchilla_fit", "chinchilla_drop_scan")
+            (rule, f"{law}_{loss}")
+            for rule, laws in (
+                ("chinchilla_fit", ("decomposed", "chinchilla")),
+                ("chinchilla_drop_scan", ("decomposed",)),
+            )
+            for law in laws
             for loss in ("squared", "huber")
         ),
         ("chinchilla_leverage", ""),
