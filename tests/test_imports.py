@@ -103,8 +103,7 @@ def test_no_import_cycle_in_the_package():
 
 # The floors of the house, lowest first: a module may import its own floor and the floors below, never one
 # above. Every package module must sit on exactly one floor (a new top-level module or stage is placed here
-# before it is used). A floor that is not on this branch yet (the fitting layer ``depthwidth.laws``) still
-# holds its place.
+# before it is used).
 LAYERS = (
     (
         "foundation",
