@@ -1,6 +1,6 @@
 """Compare two runs' results: every json and csv file under ``OLD/results`` against the same file under
-``NEW/results``, number by number, to a relative tolerance (1e-9 by default). Timing fields (keys that
-name seconds, steps or tokens per second, dates, hosts, versions or paths) and the ``.seal.json``
+``NEW/results``, number by number, to a relative tolerance (1e-9 by default). Timing fields (keys with a
+word that names seconds, steps or tokens per second, a date, host, version or path) and the ``.seal.json``
 checksums beside each output are left out; ``--moved`` maps an output that an upgrade moved. Prints each
 difference, the files only one run has, and a count; exits 1 where a shared file differs.
 
@@ -20,9 +20,12 @@ from pathlib import Path
 
 import pandas as pd
 
+# A key is a timing field when one of its underscore-separated words names a time, a rate or where and
+# with what it ran (``train_seconds``, ``ms_per_step``, ``tokens_per_s_this_run``, ``path``), matched as
+# whole words so that science keys such as ``m_times_mean_sq_overlap`` or ``angle_update_deg`` are compared.
 TIMING = re.compile(
-    r"ms_per_step|tokens_per_s|steps_per_s|per_second|seconds|elapsed|wall|time|_s$|date|created|host"
-    r"|python|version|duration|started|finished|path",
+    r"(?:^|_)(?:seconds|elapsed|wall|time|date|created|host|hostname|duration|started|finished|path|python"
+    r"|version|(?:ms|tokens|steps)_per_(?:s|step|second))(?:_|$)",
     re.IGNORECASE,
 )
 

@@ -57,3 +57,24 @@ def test_the_command_exits_1_on_a_difference_and_names_a_missing_folder(tmp_path
         [sys.executable, str(TOOL), str(old), str(tmp_path / "nowhere")], capture_output=True, text=True
     )
     assert p.returncode == 1 and "nowhere/results is not a folder" in p.stderr
+
+
+def test_science_keys_that_contain_a_timing_word_are_compared(tmp_path):
+    """Timing fields are matched by whole words: ``m_times_mean_sq_overlap`` (the LM head's 1/m law) and
+    ``angle_update_deg`` are numbers, ``train_seconds`` and ``ms_per_step`` are not."""
+    for name, overlap, angle, secs in (("old", 0.91, 12.5, 1.0), ("new", 0.95, 13.5, 2.0)):
+        (tmp_path / name / "results").mkdir(parents=True)
+        row = {
+            "m_times_mean_sq_overlap": overlap,
+            "angle_update_deg": angle,
+            "train_seconds": secs,
+            "ms_per_step": secs,
+        }
+        (tmp_path / name / "results" / "geometry.json").write_text(json.dumps(row))
+    same, compared, lines = compare_results.compare(tmp_path / "old", tmp_path / "new", [])
+    assert (same, compared) == (0, 1)
+    assert lines == [
+        "DIFF geometry.json (2):",
+        "    .m_times_mean_sq_overlap: 0.91 -> 0.95",
+        "    .angle_update_deg: 12.5 -> 13.5",
+    ]
