@@ -121,7 +121,7 @@ LAYERS = (
             "depthwidth.codeprint",
         ),
     ),
-    ("fitting", ("depthwidth.laws",)),
+    ("fitting", ("depthwidth.laws", "depthwidth.verdicts")),
     ("inputs", ("depthwidth.download", "depthwidth.models")),
     (
         "stages",

@@ -1,0 +1,113 @@
+"""The one verdict procedure (depthwidth.verdicts): its tests decide as stated, and records that break the
+procedure are refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from depthwidth import verdicts as v
+
+
+def test_difference_test_decides_at_two_combined_sigma():
+    err = v.Error(0.3, v.COVARIANCE, unit="runs", resamples=200)
+    # combined σ = 0.5 → threshold 1.0
+    assert v.difference_test(1.99, err, 1.0, 0.4).word == v.YES
+    out = v.difference_test(2.01, err, 1.0, 0.4)
+    assert out.word == v.NO and "beyond 1" in out.why
+    assert out.p_value == pytest.approx(0.0434, abs=1e-4)  # two-sided normal p of 2.02σ
+    # an allowance widens the threshold and must be shown in the test's words
+    assert v.difference_test(2.01, err, 1.0, 0.4, allowance=0.1).word == v.YES
+    assert v.difference_test(1.0, v.NONE, 1.0, None).word == v.NOT_TESTED
+
+
+def test_procedure_test_compares_printed_digits():
+    assert v.procedure_test(1.20141, 1.2014).word == v.EXACT
+    out = v.procedure_test(1.2019, 1.2014)
+    assert out.word == v.NO and "1.2014" in out.why
+
+
+def test_bootstrap_error_states_unit_resamples_and_monte_carlo_error():
+    rng = np.random.default_rng(0)
+    e = v.bootstrap_error(rng.normal(0, 2.0, 400), "models")
+    assert e.value == pytest.approx(2.0, rel=0.1)
+    assert e.mc == pytest.approx(e.value / np.sqrt(2 * 399))
+    assert "over models, 400 resamples" in e.text
+    with pytest.raises(v.VerdictError, match="≥ 200"):
+        v.bootstrap_error(rng.normal(size=30), "seeds")
+
+
+def test_covariance_error_only_within_a_quarter_of_the_bootstrap():
+    boot = v.bootstrap_error(np.random.default_rng(1).normal(0, 0.1, 1000), "runs")
+    assert v.choose_error(0.11, boot).method == v.COVARIANCE
+    assert v.choose_error(0.059, boot).method == v.BOOTSTRAP  # 1.7× smaller: the bootstrap is stated
+    assert v.choose_error(0.2, boot) is boot
+
+
+def test_parameters_at_a_bound_are_named_and_lose_their_error():
+    hits = v.at_bound(
+        {"alpha_m": 10.0, "L0": 9e-22, "c_m": 3e-7, "alpha_l": 1.35},
+        {"alpha_m": (0, 10), "L0": (0, None), "c_m": (0, None), "alpha_l": (0, 10)},
+    )
+    assert hits == ["alpha_m", "L0"]
+    c = v.compare(
+        "chinchilla",
+        "alpha_l_sweep",
+        "depth",
+        "Chinchilla decomposed fit",
+        "α_ℓ",
+        v.not_tested("fit at its bound (alpha_m, L0)"),
+        value=1.35,
+        err=v.Error(0.84, v.COVARIANCE, unit="runs", resamples=0),
+        paper_value=1.2,
+        paper_err=0.3,
+        bound_params=hits,
+    )
+    assert c.err is None and c.at_bound == "alpha_m, L0"
+
+
+def test_records_that_break_the_procedure_are_refused(tmp_path):
+    with pytest.raises(v.VerdictError, match="says why"):
+        v.Verdict(v.NOT_TESTED)
+    with pytest.raises(v.VerdictError, match="use one of"):
+        v.Verdict("supports")
+    with pytest.raises(v.VerdictError, match="stated reason"):
+        v.compare("s", "k", "depth", "c", "q", v.no_paper_number(), allowance=0.15)
+    with pytest.raises(v.VerdictError, match="resampling unit"):
+        v.Error(0.1, v.BOOTSTRAP)
+    rows = [v.compare("s", "k", "depth", "c", "q", v.no_paper_number(), value=1.0)] * 2
+    with pytest.raises(v.VerdictError, match="used twice"):
+        v.write_comparisons(tmp_path / "c.csv", rows)
+
+
+def test_comparisons_round_trip_through_their_sealed_file(tmp_path):
+    rows = [
+        v.compare(
+            "s",
+            "a",
+            "depth",
+            "c",
+            "q",
+            v.interval_test(0.9, 1.3, 1.0),
+            value=1.1,
+            paper_value=1.0,
+            paper_text="≈ 1",
+        ),
+        v.compare(
+            "s",
+            "b",
+            "superposition",
+            "c",
+            "q",
+            v.cannot_tell(v.leans({"1.2": 0.55, "1": 0.10})),
+            paper_text="1.2",
+        ),
+    ]
+    v.write_comparisons(tmp_path / "c.csv", rows)
+    df = v.read_comparisons(tmp_path / "c.csv", "stage_rule")
+    assert list(df["verdict"]) == [v.YES, v.CANNOT_TELL]
+    assert df.loc[1, "verdict_text"] == "cannot tell (leans 1.2: p = 0.55 for 1.2, 0.1 for 1)"
+    assert df["headline"].tolist() == [True, True]
+    (tmp_path / "c.csv").write_text((tmp_path / "c.csv").read_text().replace("yes", "supports"))
+    with pytest.raises(Exception, match="c.csv"):
+        v.read_comparisons(tmp_path / "c.csv", "stage_rule")
