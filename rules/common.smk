@@ -19,6 +19,7 @@ from depthwidth.report.holes import (
     leftover_outputs,
     missing_message,
     missing_upstream,
+    write_leftover_script,
 )
 from depthwidth.rules import RuleTable
 
@@ -40,8 +41,9 @@ os.environ.update(
 
 # Every rule's params, threads and resources (depthwidth.rules): each rules file adds its stage's table.
 def code_fingerprint(rule):
-    """The fingerprint of the package code scripts/<rule>.py runs (depthwidth.codeprint), as the rule's
-    `code` params entry: a plain run reruns the jobs whose code changed, and says so."""
+    """The fingerprint of scripts/<rule>.py and the package code it runs (depthwidth.codeprint), as the
+    rule's `code` params entry: a plain run reruns the jobs whose code changed, and says so; the workflow
+    profile leaves out Snakemake's script-mtime `code` trigger, so a fresh clone reruns nothing."""
     return script_fingerprint(Path(workflow.basedir) / "scripts" / f"{rule}.py")
 
 
@@ -116,10 +118,10 @@ def stop_on_missing():
 
 def warn_on_leftovers():
     """A warning at the start of a run naming the files that an earlier version's jobs made and that this
-    workflow makes no more (depthwidth.report.holes.leftover_outputs), and what to do with them; nothing
-    is deleted."""
+    workflow makes no more (depthwidth.report.holes.leftover_outputs), their seals, and the script that
+    moves them all out of the way (written into .snakemake/); nothing is deleted."""
     if not workflow.is_main_process:
         return
     leftovers = leftover_outputs(workflow.rules)
     if leftovers:
-        logger.warning(leftover_message(leftovers))
+        logger.warning(leftover_message(leftovers, script=write_leftover_script(leftovers)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -227,12 +228,22 @@ def test_outputs_an_upgrade_moved_are_named_at_the_start_and_kept(completed_run,
     record = meta / base64.urlsafe_b64encode(new.encode()).decode()
     assert json.loads(record.read_text())["rule"] == "chinchilla_fit"
     shutil.copy2(wd / new, wd / old)
+    seal = "results/chinchilla/.fit.json.seal.json"
+    shutil.copy2(wd / "results/chinchilla/fits/decomposed/squared/.fit.json.seal.json", wd / seal)
     shutil.copy2(record, meta / base64.urlsafe_b64encode(old.encode()).decode())
     text = _snakemake(REPO, wd, "-n", "--cores", "1")
     assert planned_jobs(text) == {}, text[-3000:]
     assert f"1 file(s) were made by a rule of an earlier version that {LEFTOVER_WARNING}" in text, text[
         -3000:
     ]
-    assert f"{old} (rule chinchilla_fit)" in text and f"mv {old} ../old_results/" in text
+    assert f"{old} (rule chinchilla_fit; seal {seal})" in text and f"mv -- {old} {seal} " in text
     assert new not in text.split(LEFTOVER_WARNING)[1].split("Nothing reads them")[0]
     assert (wd / old).exists() and (wd / new).exists()
+    # the printed command, run as printed in the work folder, moves the file and its seal out of it
+    command = text.split("\n  sh ")[1].splitlines()[0]
+    done = subprocess.run(["sh", *shlex.split(command)], cwd=wd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not (wd / old).exists() and not (wd / seal).exists() and (wd / new).exists()
+    assert (tmp_path / "old_results" / old).read_bytes() == (wd / new).read_bytes()
+    assert (tmp_path / "old_results" / seal).is_file()
+    assert LEFTOVER_WARNING not in _snakemake(REPO, wd, "-n", "--cores", "1")
