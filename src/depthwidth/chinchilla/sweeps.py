@@ -560,7 +560,7 @@ def chinchilla_sweep_points(spec: dict, runs_out, sources: dict | None = None) -
     df = load_sweep(spec, spec["n_exponents"])
     keep = kept_mask(df["loss"].to_numpy(float), spec["drop_highest"])
     out = check_sweep(
-        df[keep].reset_index(drop=True), spec["name"], spec["n_exponents"], spec["path"], spec["fixed"]
+        df[keep].reset_index(drop=True), spec["name"], spec["n_exponents"], spec["path"], spec.get("fixed")
     )
     log.info(
         "sweep %s: %d runs (%d highest-loss left out), %d groups",

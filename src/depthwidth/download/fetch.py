@@ -20,7 +20,7 @@ from typing import Callable
 
 import yaml
 
-from depthwidth.files import atomic_copy, atomic_write_bytes, sha256_file
+from depthwidth.files import DiskFullError, atomic_copy, atomic_write_bytes, sha256_file
 
 log = logging.getLogger("depthwidth.download.fetch")
 
@@ -29,6 +29,28 @@ MANIFEST_PATH = Path(__file__).with_name("manifest.yaml")
 
 class FetchError(RuntimeError):
     """A pinned file could not be obtained; the message lists every place tried and how to fix it."""
+
+
+class UnwritableError(FetchError):
+    """A pinned file was obtained but could not be written into its folder (a read-only ``data/``, a folder
+    without write permission); the message names the file, the cause and the fix."""
+
+
+def _write(dest: str | Path, write: Callable, *args) -> None:
+    """Run ``write(*args)`` (an atomic write of ``dest``); a folder that cannot be written raises
+    ``UnwritableError`` naming it and the fix (a full disk stays ``DiskFullError``, which names its own)."""
+    try:
+        write(*args)
+    except DiskFullError:
+        raise
+    except OSError as e:
+        folder = Path(dest).parent
+        raise UnwritableError(
+            f"{dest}: cannot be written ({e.strerror or e}; the folder {folder} is read-only or not "
+            f"writable by this user). Nothing was changed. Fix: make it writable (e.g. chmod -R u+w {folder}, "
+            "or remount the disk read-write), or run in a working folder you can write, then run the same "
+            "command again."
+        ) from e
 
 
 def load_manifest(path: str | Path = MANIFEST_PATH) -> dict:
@@ -92,6 +114,14 @@ def check_pinned(
                 timeout=sources["timeout_s"],
                 allow_network=sources["allow_network"],
             )
+        except UnwritableError as e:
+            force = f" --forcerun {rule}" if rule else ""
+            raise IntegrityError(
+                f"{path}: {cause}; a good copy was found, but "
+                + str(e).split(" Fix:")[0].replace(f"{path}: ", "", 1)
+                + f" Fix: make {path.parent} writable (e.g. chmod -R u+w {path.parent}, or remount it "
+                f"read-write), then: snakemake --cores all <your target>{force}"
+            ) from e
         except FetchError as e:
             why = "fetching it again failed: " + str(e).split("\nFix:")[0]  # the fix follows, once
         else:
@@ -208,7 +238,7 @@ def fetch(
             )
             log.warning("mirror file %s has the wrong checksum; skipping it", cand)
             continue
-        atomic_copy(cand, dest)
+        _write(dest, atomic_copy, cand, dest)
         log.info("%s: copied from mirror %s (sha256 ok)", relpath, cand)
         return str(cand)
     for url in entry.get("urls", []) if allow_network else []:
@@ -224,7 +254,7 @@ def fetch(
         if got != want:
             tried.append(f"{url}: checksum mismatch (sha256 {got}, expected {want})")
             continue
-        atomic_write_bytes(dest, data)
+        _write(dest, atomic_write_bytes, dest, data)
         log.info("%s: downloaded from %s (sha256 ok)", relpath, url)
         return url
     if not allow_network:
