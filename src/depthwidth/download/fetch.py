@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 import re
 import urllib.request
 from pathlib import Path
@@ -167,13 +168,17 @@ CONVERTERS: dict[str, Callable[[bytes], bytes]] = {"nanogpt_table_a9": nanogpt_t
 
 def resolve_mirrors(mirrors: list[str], project_dir: str | Path) -> list[Path]:
     """Absolute mirror folders, in order. A relative entry is tried against the working directory
-    and against the project folder (where the Snakefile lives)."""
+    and against the project folder (where the Snakefile lives). ``..`` is taken away by the name (as the
+    shell's ``cd`` does), symbolic links are kept as written: a mirror ``../shared/data`` whose ``shared``
+    is a link to a folder names the same path, and gives the rules the same params, as a real folder."""
     out: list[Path] = []
     for m in mirrors:
         p = Path(m).expanduser()
         cands = [p] if p.is_absolute() else [Path.cwd() / p, Path(project_dir) / p]
         for c in cands:
-            c = c.resolve()
+            named = Path(os.path.normpath(os.path.abspath(c)))
+            # where the name and the file system disagree (a `..` after a link), the file system wins
+            c = named if named.exists() or not c.resolve().exists() else c.resolve()
             if c not in out:
                 out.append(c)
     return out
