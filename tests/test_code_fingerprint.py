@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -186,6 +187,39 @@ def test_a_stage_module_edit_plans_that_stage_and_the_report(completed_run, tmp_
     text = _snakemake(other, completed_run, "-n", "--cores", "1")
     assert planned_jobs(text) == {"depth_toy_section": 1, **REPORT}, text[-3000:]
     assert "reason: Params have changed since last execution" in text and "depthwidth code " in text
+
+
+@pytest.mark.workflow
+def test_a_fresh_clone_plans_nothing_and_a_script_edit_plans_its_rule(completed_run, tmp_path):
+    """A fresh clone of the same commit (every file of the checkout written after the results, as `git
+    clone` leaves them) pointed at a finished work folder plans no job: the workflow profile leaves out
+    Snakemake's script-mtime `code` trigger, and each rule's fingerprint, which covers its script, is
+    unchanged. An edit of one script plans that rule and the report, with the changed fingerprint as the
+    reason."""
+    clone = _checkout(tmp_path / "clone")
+    later = time.time() + 3600
+    for f in clone.rglob("*"):
+        os.utime(f, (later, later))
+    script = clone / "scripts" / "depth_toy_section.py"
+    assert all(os.path.getmtime(script) > p.stat().st_mtime for p in (completed_run / "results").rglob("*"))
+    text = _snakemake(clone, completed_run, "-n", "--cores", "1")
+    assert planned_jobs(text) == {} and "Nothing to be done" in text, text[-3000:]
+    script.write_text(script.read_text() + "\n# an edit of the script alone\n")
+    text = _snakemake(clone, completed_run, "-n", "--cores", "1")
+    assert planned_jobs(text) == {"depth_toy_section": 1, **REPORT}, text[-3000:]
+    assert "reason: Params have changed since last execution" in text and "depthwidth code " in text
+
+
+def test_the_code_fingerprint_covers_the_script(tmp_path):
+    """A rule's `code` params entry changes with its script's contents, not with its modification time."""
+    script = tmp_path / "depth_toy_section.py"
+    shutil.copy2(REPO / "scripts" / "depth_toy_section.py", script)
+    fp = codeprint.script_fingerprint(script)
+    assert fp == codeprint.script_fingerprint(REPO / "scripts" / "depth_toy_section.py")  # by content
+    os.utime(script, (1_000_000_000, 1_000_000_000))
+    assert codeprint.script_fingerprint(script) == fp
+    script.write_text(script.read_text() + "\n# an edit of the script alone\n")
+    assert codeprint.script_fingerprint(script) != fp
 
 
 @pytest.mark.workflow
