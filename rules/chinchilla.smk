@@ -5,7 +5,7 @@ from depthwidth.chinchilla import pipeline as chinchilla_pipeline
 RULES.add(chinchilla_pipeline)
 
 if stage_enabled("chinchilla"):
-    chinchilla_pipeline.check(config)
+    chinchilla_pipeline.check(config, sys.argv[1:])
 
 
 wildcard_constraints:

@@ -104,6 +104,7 @@ def stop_on_missing():
     argv = sys.argv[1:]
     if not workflow.is_main_process or any(_NO_HOLE_CHECK.match(a) for a in argv):
         return
+    stop_on_report_without_results(argv)
     if not os.path.exists("results/report.html"):
         return
     holes = missing_upstream(
@@ -114,6 +115,27 @@ def stop_on_missing():
     holes = [h for h, rule in holes.items() if h not in argv and rule not in argv]
     if holes:
         raise WorkflowError(missing_message("results/report.html", holes))
+
+
+def stop_on_report_without_results(argv):
+    """`snakemake --report` (Snakemake's own report of a finished run) where the files it shows do not exist
+    yet (an empty folder, a run not finished): stop naming them and the command to run first, instead of
+    Snakemake's "marked for report but does not exist"."""
+    from snakemake.io import is_flagged
+
+    if not any(a == "--report" or a.startswith("--report=") for a in argv):
+        return
+    marked = sorted(
+        str(f) for r in workflow.rules for f in r.output if is_flagged(f, "report") and not r.wildcard_names
+    )
+    absent = [f for f in ["results/report.html", *marked] if not os.path.exists(f)]
+    if absent:
+        raise WorkflowError(
+            f"--report gathers the results of a finished run, and {len(absent)} of them do not exist in "
+            f"{os.getcwd()}: {', '.join(absent[:5])}{' …' if len(absent) > 5 else ''}. Nothing was run. Fix: "
+            "run the workflow first (snakemake --cores all results/report.html, with the same --configfile), "
+            "then the same --report command; results/report.html is this workflow's own report."
+        )
 
 
 def warn_on_leftovers():

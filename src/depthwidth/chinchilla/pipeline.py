@@ -157,13 +157,54 @@ def user_sweeps(config: dict) -> list[tuple[int, dict]]:
     return [(i, s) for i, s in enumerate(config["chinchilla"]["sweeps"]) if not s.get("loader")]
 
 
-def check(config: dict) -> None:
-    """A user's sweep file that is missing, empty, a folder or binary stops the workflow while it is parsed,
-    naming the sweep, the file, its config key and the fix (instead of Snakemake's MissingInputException
-    or a reader's bare error in the job)."""
-    from depthwidth.chinchilla.sweeps import sweep_file_problem, sweep_key
+# The files of a fit-grid cell, and of the cells of the scanned laws (rule chinchilla_drop_scan).
+CELL_FILES = ("fit.json", "bootstrap.csv")
+SCAN_FILES = ("drop_scan.csv",)
+
+
+def fit_target_errors(targets) -> list[str]:
+    """A target under results/chinchilla/fits/ (given on the command line) that names no cell of the grid:
+    the law, the loss and the file there are, and the nearest target (instead of Snakemake's "No rule to
+    produce")."""
+    import difflib
 
     errors = []
+    for t in targets:
+        parts = str(t).split("/")
+        if parts[:3] != ["results", "chinchilla", "fits"] or str(t).startswith("-"):
+            continue
+        law, loss, name = (parts[3:] + ["", "", ""])[:3]
+        files = CELL_FILES + (SCAN_FILES if law in SCANNED_LAWS else ())
+        if law in LAWS and loss in LOSSES and name in files and len(parts) == 6:
+            continue
+
+        def near(x, options):
+            return (difflib.get_close_matches(x, options, n=1, cutoff=0) or [options[0]])[0]
+
+        guess_law = law if law in LAWS else near(law, LAWS)
+        names = CELL_FILES + (SCAN_FILES if guess_law in SCANNED_LAWS else ())
+        guess = fit_target(
+            guess_law,
+            loss if loss in LOSSES else near(loss, LOSSES),
+            name if name in names else near(name, names),
+        )
+        errors.append(
+            f"target {t} is no file of the Chinchilla fit grid: results/chinchilla/fits/<law>/<loss>/<file> "
+            f"with law one of {', '.join(LAWS)}, loss one of {', '.join(LOSSES)}, file one of "
+            f"{', '.join(CELL_FILES)} ({', '.join(SCAN_FILES)} too for law {', '.join(SCANNED_LAWS)}). "
+            f"Did you mean {guess}? Fix: snakemake --cores all {guess}"
+        )
+    return errors
+
+
+def check(config: dict, targets=()) -> None:
+    """A user's sweep file that is missing, empty, a folder or binary stops the workflow while it is parsed,
+    naming the sweep, the file, its config key and the fix (instead of Snakemake's MissingInputException
+    or a reader's bare error in the job); so does a command-line target of the fit grid that names no cell
+    (``fit_target_errors``)."""
+    from depthwidth.chinchilla.sweeps import sweep_file_problem, sweep_key
+
+    errors = fit_target_errors(targets)
     for i, s in user_sweeps(config):
         problem = sweep_file_problem(s["path"])
         if problem:
