@@ -620,3 +620,57 @@ def test_the_distinct_values_check_counts_the_free_exponents_and_its_fix_works_a
     # a held exponent with its coefficient free still needs two values
     with pytest.raises(sweeps.SweepError, match="a held alpha_l needs at least 2"):
         sweeps.check_sweep(good_sweep().query("depth == 8"), "mine", 3, fixed={"alpha_l": 1.0})
+
+
+@pytest.mark.workflow
+def test_a_user_sweep_file_edited_in_place_or_moved_away_is_not_left_as_it_was_fitted(tmp_path):
+    """A sweep's file edited in place with its modification time put back plans the sweep again (its size
+    and checksum are a param of the points rule); its `path:` pointed at a file that does not exist stops
+    the parse naming the key, where it used to answer "Nothing to be done" and keep the old fit."""
+    import os
+
+    from _pipeline import planned_jobs
+
+    f = tmp_path / "my_runs.csv"
+    synthetic().to_csv(f, index=False)
+    entry = {"name": "mine", "path": "my_runs.csv", "columns": MAPPING}
+    target = "results/chinchilla/sweeps/mine/runs.csv"
+    run_snakemake(tmp_path, target, configfiles=_user_sweep_config(tmp_path, entry))
+    p = run_snakemake(tmp_path, target, "-n", configfiles=_user_sweep_config(tmp_path, entry))
+    assert planned_jobs(p.stdout + p.stderr) == {}
+    st = f.stat()
+    df = synthetic()
+    df.loc[0, "val_loss"] *= 1.5
+    df.to_csv(f, index=False)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_mtime_ns < (tmp_path / target).stat().st_mtime_ns
+    p = run_snakemake(tmp_path, target, "-n", configfiles=_user_sweep_config(tmp_path, entry))
+    text = p.stdout + p.stderr
+    assert planned_jobs(text) == {"chinchilla_sweep_points": 1}, text[-3000:]
+    assert "Params have changed since last execution" in text and "sha256" in text
+    entry["path"] = "moved/my_runs.csv"
+    p = run_snakemake(tmp_path, target, "-n", configfiles=_user_sweep_config(tmp_path, entry), check=False)
+    text = p.stdout + p.stderr
+    assert p.returncode != 0 and "Nothing to be done" not in text, text[-3000:]
+    assert "sweep 'mine': config key chinchilla.sweeps[0].path (the entry named 'mine'): " in text
+    assert "moved/my_runs.csv does not exist" in text and "Fix: point it at your CSV" in text
+
+
+@needs_openlm
+def test_a_loaders_sweep_takes_the_printed_fix_too():
+    """The OpenLM main runs have two depths: with all three exponents free they are refused with a
+    `fixed: {alpha_l: 1.0}` fix, and that entry, given to the loader's sweep, lets them through."""
+    import re
+
+    spec = {
+        "name": "openlm_main",
+        "loader": "openlm_main",
+        "path": str(OPENLM),
+        "options": {"val_set": "c4_val"},
+    }
+    with pytest.raises(sweeps.SweepError) as e:
+        sweeps.load_sweep(spec, 3)
+    fix = yaml.safe_load(re.search(r"(fixed: \{[^}]*\})", str(e.value)).group(1))
+    assert fix == {"fixed": {"alpha_l": 1.0}}, str(e.value)
+    out = sweeps.load_sweep({**spec, **fix}, 3)
+    assert out["depth"].nunique() == 2 and len(out) > 50

@@ -303,7 +303,9 @@ def read_sweep(
 
 
 # ---------------------------------------------------------------- built-in loaders
-def load_chinchilla(points_csv: str | Path, name: str = "chinchilla") -> pd.DataFrame:
+def load_chinchilla(
+    points_csv: str | Path, name: str = "chinchilla", fixed: dict | None = None
+) -> pd.DataFrame:
     """The chinchilla stage's points.csv (params, flops, tokens, loss, d_model, n_layers, arch_params,
     params_rel_mismatch) as a sweep: d_model → width, n_layers → depth; the rest kept as extras. The
     stage's own points.csv must match the seal rule chinchilla_points wrote; another file is checked
@@ -318,7 +320,7 @@ def load_chinchilla(points_csv: str | Path, name: str = "chinchilla") -> pd.Data
         name,
         str(points_csv),
     )
-    return check_sweep(out, name, source=str(points_csv))
+    return check_sweep(out, name, source=str(points_csv), fixed=fixed)
 
 
 _SHAPE = re.compile(r"^d=(\d+)_l=(\d+)(?:_h=(\d+))?$")
@@ -352,7 +354,9 @@ def parse_grid_key(key: str) -> dict:
     }
 
 
-def load_openlm_grid(root: str | Path, select: str = "best", name: str = "openlm_grid") -> pd.DataFrame:
+def load_openlm_grid(
+    root: str | Path, select: str = "best", name: str = "openlm_grid", fixed: dict | None = None
+) -> pd.DataFrame:
     """exp_data/grid.json under ``root`` (the openlm_scaling folder) as a sweep.
 
     ``select="all"``: one row per run (435). ``select="best"`` (default): one row per (d_model, n_layers),
@@ -378,7 +382,7 @@ def load_openlm_grid(root: str | Path, select: str = "best", name: str = "openlm
     else:
         raise SweepError(f"sweep '{name}': select must be 'best' or 'all', not '{select}'.")
     out = _standardise(out, None, name, str(path))
-    return check_sweep(out, name, source=str(path))
+    return check_sweep(out, name, source=str(path), fixed=fixed)
 
 
 def read_openlm_main(root: str | Path) -> tuple[pd.DataFrame, list[str]]:
@@ -426,7 +430,11 @@ def read_openlm_main(root: str | Path) -> tuple[pd.DataFrame, list[str]]:
 
 
 def load_openlm_main(
-    root: str | Path, val_set: str = "c4_val", name: str = "openlm_main", n_exponents: int = 3
+    root: str | Path,
+    val_set: str = "c4_val",
+    name: str = "openlm_main",
+    n_exponents: int = 3,
+    fixed: dict | None = None,
 ) -> pd.DataFrame:
     """The main runs (exp_data/models/*.json) as a sweep: loss = the ``val_set`` evaluation (default
     c4_val, the C4 validation loss that Gadre et al. fit), group = training set. Runs of open_lm_1b and
@@ -446,7 +454,7 @@ def load_openlm_main(
     df = df.assign(loss=df[col], group=df["train_set"]).sort_values(["group", "width", "depth", "tokens"])
     out = _standardise(df, None, name, str(Path(root) / "exp_data" / "models"))
     out.attrs["skipped_runs"] = skipped
-    return check_sweep(out, name, n_exponents, source=str(Path(root) / "exp_data" / "models"))
+    return check_sweep(out, name, n_exponents, source=str(Path(root) / "exp_data" / "models"), fixed=fixed)
 
 
 def compare_grid_main(root: str | Path) -> pd.DataFrame:
@@ -533,8 +541,11 @@ def load_sweep(spec: dict, n_exponents: int = 3) -> pd.DataFrame:
             raise SweepError(f"sweep '{name}': unknown loader '{spec['loader']}'; known: {sorted(LOADERS)}.")
         loader = LOADERS[spec["loader"]]
         kw = dict(spec.get("options") or {})
-        if "n_exponents" in inspect.signature(loader).parameters:
+        accepted = inspect.signature(loader).parameters
+        if "n_exponents" in accepted:
             kw.setdefault("n_exponents", n_exponents)
+        if "fixed" in accepted:  # a held exponent needs fewer distinct values (check_sweep)
+            kw.setdefault("fixed", spec.get("fixed"))
         return loader(spec["path"], name=name, **kw)
     return read_sweep(
         spec["path"],
