@@ -42,8 +42,8 @@ os.environ.update(
 # Every rule's params, threads and resources (depthwidth.rules): each rules file adds its stage's table.
 def code_fingerprint(rule):
     """The fingerprint of scripts/<rule>.py and the package code it runs (depthwidth.codeprint), as the
-    rule's `code` params entry: a plain run reruns the jobs whose code changed, and says so; the workflow
-    profile leaves out Snakemake's script-mtime `code` trigger, so a fresh clone reruns nothing."""
+    `code` params entry of the rule: a plain run reruns the jobs whose code changed, and says so; the
+    workflow profile leaves out Snakemake's script-mtime `code` trigger, so a fresh clone reruns nothing."""
     return script_fingerprint(Path(workflow.basedir) / "scripts" / f"{rule}.py")
 
 
