@@ -2,7 +2,10 @@
 ``NEW/results``, number by number, to a relative tolerance (1e-9 by default). Timing fields (keys with a
 word that names seconds, steps or tokens per second, a date, host, version or path) and the ``.seal.json``
 checksums beside each output are left out; ``--moved`` maps an output that an upgrade moved. Prints each
-difference, the files only one run has, and a count; exits 1 where a shared file differs.
+difference, the files only one run has, and a count; exits 1 where a shared file differs, where a file of
+the earlier run is missing from the later one (``ONLY OLD``), or where a file cannot be read (``UNREADABLE``,
+naming the file and why). An empty CSV (no header) and a header-only CSV compare as tables without rows. A
+file only the later run has (``ONLY NEW``: an output it adds) is listed and is not a difference.
 
     .venv/bin/python bench/compare_results.py ../old_run . --moved fits/squared/=fits/decomposed/squared/
 
@@ -56,10 +59,21 @@ def differences(a, b, where: str, rel: float) -> list[str]:
     return out
 
 
+class Unreadable(ValueError):
+    """A results file that cannot be read as JSON or CSV; the message names the file and why."""
+
+
 def read(path: Path):
-    if path.suffix == ".json":
-        return json.loads(path.read_text())
-    return pd.read_csv(path).to_dict("list")
+    """A json file as its value, a csv file as {column: values} (an empty file as {})."""
+    try:
+        if path.suffix == ".json":
+            return json.loads(path.read_text())
+        try:
+            return pd.read_csv(path).to_dict("list")
+        except pd.errors.EmptyDataError:  # no header at all (a 0- or 1-byte file): a table without columns
+            return {}
+    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
+        raise Unreadable(f"{path}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
 
 
 def outputs(results: Path) -> dict[str, Path]:
@@ -73,7 +87,9 @@ def outputs(results: Path) -> dict[str, Path]:
 def compare(
     old: Path, new: Path, moved: list[tuple[str, str]], rel: float = 1e-9
 ) -> tuple[int, int, list[str]]:
-    """(files the same, files compared, report lines) for ``old/results`` against ``new/results``."""
+    """(files the same, files compared, report lines) for ``old/results`` against ``new/results``. A file
+    of ``old`` missing from ``new`` or a file either side cannot read counts as compared and not the
+    same."""
     a, b = outputs(old / "results"), outputs(new / "results")
     lines: list[str] = []
     same = compared = 0
@@ -82,12 +98,16 @@ def compare(
         target = rel_path
         for src, dst in moved:
             target = target.replace(src, dst)
+        compared += 1
         if target not in b:
-            lines.append(f"ONLY OLD: {rel_path}")
+            lines.append(f"ONLY OLD: {rel_path} (missing from {new / 'results'})")
             continue
         matched.add(target)
-        compared += 1
-        diff = differences(read(p), read(b[target]), "", rel)
+        try:
+            diff = differences(read(p), read(b[target]), "", rel)
+        except Unreadable as e:
+            lines.append(f"UNREADABLE {rel_path}: {e}")
+            continue
         if diff:
             lines.append(f"DIFF {rel_path} ({len(diff)}):")
             lines += [f"    {d}" for d in diff[:12]]
@@ -112,7 +132,7 @@ def main() -> None:
         sys.exit("--moved takes OLD=NEW, e.g. --moved fits/squared/=fits/decomposed/squared/")
     same, compared, lines = compare(args.old, args.new, moved, args.rel)
     print("\n".join(lines))
-    print(f"{same} of {compared} shared files the same to {args.rel:g} relative")
+    print(f"{same} of {compared} files of the earlier run the same to {args.rel:g} relative")
     sys.exit(0 if same == compared else 1)
 
 

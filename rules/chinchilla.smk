@@ -4,6 +4,9 @@ from depthwidth.chinchilla import pipeline as chinchilla_pipeline
 
 RULES.add(chinchilla_pipeline)
 
+if stage_enabled("chinchilla"):
+    chinchilla_pipeline.check(config, sys.argv[1:])
+
 
 wildcard_constraints:
     sweep="[A-Za-z0-9_.-]+",

@@ -19,6 +19,7 @@ from depthwidth.report.holes import (
     leftover_outputs,
     missing_message,
     missing_upstream,
+    write_leftover_script,
 )
 from depthwidth.rules import RuleTable
 
@@ -40,8 +41,9 @@ os.environ.update(
 
 # Every rule's params, threads and resources (depthwidth.rules): each rules file adds its stage's table.
 def code_fingerprint(rule):
-    """The fingerprint of the package code scripts/<rule>.py runs (depthwidth.codeprint), as the rule's
-    `code` params entry: a plain run reruns the jobs whose code changed, and says so."""
+    """The fingerprint of scripts/<rule>.py and the package code it runs (depthwidth.codeprint), as the
+    `code` params entry of the rule: a plain run reruns the jobs whose code changed, and says so; the
+    workflow profile leaves out Snakemake's script-mtime `code` trigger, so a fresh clone reruns nothing."""
     return script_fingerprint(Path(workflow.basedir) / "scripts" / f"{rule}.py")
 
 
@@ -102,6 +104,7 @@ def stop_on_missing():
     argv = sys.argv[1:]
     if not workflow.is_main_process or any(_NO_HOLE_CHECK.match(a) for a in argv):
         return
+    stop_on_report_without_results(argv)
     if not os.path.exists("results/report.html"):
         return
     holes = missing_upstream(
@@ -114,12 +117,33 @@ def stop_on_missing():
         raise WorkflowError(missing_message("results/report.html", holes))
 
 
+def stop_on_report_without_results(argv):
+    """`snakemake --report` (Snakemake's own report of a finished run) where the files it shows do not exist
+    yet (an empty folder, a run not finished): stop naming them and the command to run first, instead of
+    Snakemake's "marked for report but does not exist"."""
+    from snakemake.io import is_flagged
+
+    if not any(a == "--report" or a.startswith("--report=") for a in argv):
+        return
+    marked = sorted(
+        str(f) for r in workflow.rules for f in r.output if is_flagged(f, "report") and not r.wildcard_names
+    )
+    absent = [f for f in ["results/report.html", *marked] if not os.path.exists(f)]
+    if absent:
+        raise WorkflowError(
+            f"--report gathers the results of a finished run, and {len(absent)} of them do not exist in "
+            f"{os.getcwd()}: {', '.join(absent[:5])}{' …' if len(absent) > 5 else ''}. Nothing was run. Fix: "
+            "run the workflow first (snakemake --cores all results/report.html, with the same --configfile), "
+            "then the same --report command; results/report.html is this workflow's own report."
+        )
+
+
 def warn_on_leftovers():
     """A warning at the start of a run naming the files that an earlier version's jobs made and that this
-    workflow makes no more (depthwidth.report.holes.leftover_outputs), and what to do with them; nothing
-    is deleted."""
+    workflow makes no more (depthwidth.report.holes.leftover_outputs), their seals, and the script that
+    moves them all out of the way (written into .snakemake/); nothing is deleted."""
     if not workflow.is_main_process:
         return
     leftovers = leftover_outputs(workflow.rules)
     if leftovers:
-        logger.warning(leftover_message(leftovers))
+        logger.warning(leftover_message(leftovers, script=write_leftover_script(leftovers)))

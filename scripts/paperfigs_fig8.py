@@ -13,5 +13,6 @@ summary = paperfigs_fig8(
     points_csv=sm.output.points,
     fits_csv=sm.output.fits,
     summary_json=sm.output.summary,
+    sources=sm.params.sources,
 )
 log.info("Fig. 8a: %d of %d points read", summary["fig8a"]["found"], summary["fig8a"]["expected"])

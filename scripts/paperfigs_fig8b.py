@@ -13,6 +13,7 @@ s = paperfigs_fig8b(
     points_csv=sm.output.points,
     fits_csv=sm.output.fits,
     summary_json=sm.output.summary,
+    sources=sm.params.sources,
 )
 log.info(
     "Fig. 8b: %d of %d points read; notebook procedure rerun: alpha %.4f",

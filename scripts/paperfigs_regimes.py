@@ -14,6 +14,7 @@ s = paperfigs_regimes(
     sm.input.fig7,
     tables={name: sm.output[name] for name in REGIMES_TABLES},
     summary_json=sm.output.summary,
+    sources=sm.params.sources,
 )
 for fig, summary in s.items():
     panels = {k: v for k, v in summary.items() if isinstance(v, dict) and "found" in v} or {fig: summary}

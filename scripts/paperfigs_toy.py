@@ -15,6 +15,7 @@ s = paperfigs_toy(
     fig5b_csv=sm.output.fig5b,
     fig1_csv=sm.output.fig1,
     summary_json=sm.output.summary,
+    sources=sm.params.sources,
 )
 log.info(
     "Fig. 4b: %d cells; Fig. 6e: %d points; Fig. 5b: %d points; Fig. 1b/1d: %d/%d points",

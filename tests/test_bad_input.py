@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _pipeline import BASE_CONFIGS, merge, merged_config, overlay, run
+from _pipeline import BASE_CONFIGS, merge, merged_config, overlay, planned_jobs, run
 from _helpers import SHARED_DATA
 
 from depthwidth.config import ConfigError, validate_config
@@ -252,3 +252,23 @@ def test_training_that_diverges_to_nan_fails_without_output(tmp_path):
     for s in ("m=8", "lower superposition.lr", "No output was written"):
         assert s in text, f"the error does not say {s!r}:\n{text[-3000:]}"
     assert not (wd / cell / "model.safetensors").exists() and not (wd / cell / "train.json").exists()
+
+
+@pytest.mark.workflow
+def test_a_mistyped_fit_grid_target_and_a_report_before_any_run_name_the_fix(tmp_path):
+    """A target under results/chinchilla/fits/ with a misspelt law lists the laws, losses and files there
+    are and the target meant; `--report` in an empty folder says to run the workflow first. Both stop while
+    parsing: no job ran."""
+    p = run(tmp_path, "-n", "--cores", "1", "results/chinchilla/fits/decomposd/squared/fit.json", check=False)
+    text = p.stdout + p.stderr
+    assert p.returncode != 0 and "No rule to produce" not in text, text[-3000:]
+    assert "law one of decomposed, chinchilla, loss one of squared, huber, file one of fit.json" in text
+    fix = "Fix: snakemake --cores all results/chinchilla/fits/decomposed/squared/fit.json"
+    assert fix in text, text[-3000:]
+    assert planned_jobs(run(tmp_path, "-n", "--cores", "1", fix.split()[-1])).get("chinchilla_fit") == 1
+    p = run(tmp_path, "--report", str(tmp_path / "snakemake_report.html"), check=False)
+    text = p.stdout + p.stderr
+    assert p.returncode != 0 and "marked for report but does not exist" not in text, text[-3000:]
+    assert "--report gathers the results of a finished run" in text and "results/report.html" in text
+    assert "Fix: run the workflow first (snakemake --cores all results/report.html" in text
+    assert not (tmp_path / "results").exists() and not (tmp_path / "snakemake_report.html").exists()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 import json
 
 import numpy as np
@@ -474,3 +475,202 @@ def test_sweep_shape_and_headline_rows():
     assert [r["quantity"] for r in rows] == ["α_ℓ (sweep a)", "α_ℓ (sweep b)"]
     assert rows[0]["agree"] is True and "0.8 – 1.4" in rows[0]["note"]
     assert rows[1]["agree"] is None and "open (> 4)" in rows[1]["note"]  # no verdict on an open interval
+
+
+# ---------------------------------------------------------------- a user's file: read, repeats, free exponents
+def test_repeated_rows_stop_the_sweep_naming_them_or_are_dropped_by_the_option_named(tmp_path):
+    """20 rows copied once more (what moved α_ℓ from 1.19 to 1.38 unnoticed): the read stops naming the
+    repeated rows, the rows they repeat and both fixes; `duplicates: drop`, as the message names it, gives
+    back the 125 runs of the file without repeats."""
+    df = synthetic()
+    doubled = pd.concat([df, df.iloc[10:30]], ignore_index=True)
+    path = tmp_path / "runs.csv"
+    doubled.to_csv(path, index=False)
+    with pytest.raises(sweeps.SweepError) as e:
+        sweeps.read_sweep_table(path, "mine", sweeps.sweep_key("mine", 0), MAPPING)
+    msg = str(e.value)
+    assert "20 row(s) repeat an earlier run" in msg and str(path) in msg, msg
+    assert "data rows 125, 126, 127, 128, 129, 130, 131, 132 … and 12 more" in msg
+    assert "repeating rows 10, 11, 12" in msg
+    assert "add `duplicates: drop` to chinchilla.sweeps[0] (the entry named 'mine')" in msg
+    out = sweeps.read_sweep_table(path, "mine", None, MAPPING, duplicates="drop")
+    assert len(out) == 125 and out["loss"].tolist() == df["val_loss"].tolist()
+    # repeated settings with another loss are two runs (seeds), not a repeat
+    seeds = pd.concat([df, df.iloc[10:30].assign(val_loss=lambda d: d["val_loss"] * 1.01)], ignore_index=True)
+    seeds.to_csv(path, index=False)
+    assert len(sweeps.read_sweep_table(path, "mine", None, MAPPING)) == 145
+
+
+@pytest.mark.parametrize(
+    "case, words",
+    [
+        ("missing", ["does not exist"]),
+        ("empty", ["is empty (0 bytes)"]),
+        ("binary", ["is binary (it holds NUL bytes)"]),
+        ("latin1", ["is not UTF-8 text"]),
+        ("newline", ["no header and no rows"]),
+        ("header_only", ["has no rows"]),
+        ("bad_parquet", ["is not a parquet file"]),
+    ],
+)
+def test_an_unreadable_sweep_file_names_the_sweep_the_file_the_key_and_the_fix(tmp_path, case, words):
+    path = tmp_path / ("runs.parquet" if case == "bad_parquet" else "runs.csv")
+    if case == "empty":
+        path.write_bytes(b"")
+    elif case == "binary":
+        path.write_bytes(bytes(range(256)) * 4)
+    elif case == "latin1":
+        path.write_bytes("hidden,blocks,train_tokens,val_loss\n1,2,3,4\nnaïve,1,1,1\n".encode("latin-1"))
+    elif case == "newline":
+        path.write_bytes(b"\n")
+    elif case == "header_only":
+        path.write_text("hidden,blocks,train_tokens,val_loss\n")
+    elif case == "bad_parquet":
+        synthetic().to_csv(path, index=False)
+    key = sweeps.sweep_key("mine", 2)
+    with pytest.raises(sweeps.SweepError) as e:
+        sweeps.read_sweep_table(path, "mine", key, MAPPING)
+    msg = str(e.value)
+    assert msg.startswith(f"sweep 'mine' (file {path})") and "Fix:" in msg, msg
+    for w in words:
+        assert w in msg, (w, msg)
+    if case != "header_only":  # the rows' check names the file; the file's checks name the key too
+        assert "chinchilla.sweeps[2].path (the entry named 'mine')" in msg
+
+
+def test_a_missing_or_binary_sweep_file_stops_the_parse_naming_the_key(tmp_path, monkeypatch):
+    """rules/chinchilla.smk runs the stage's check while the workflow is parsed: a user's sweep file that
+    does not exist (a `path:` pointed elsewhere) or is binary stops before any job, naming each."""
+    from depthwidth.chinchilla import pipeline
+    from depthwidth.config import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    synthetic().to_csv("good.csv", index=False)
+    (tmp_path / "model.bin").write_bytes(b"\0\1\2" * 100)
+    config = {
+        "chinchilla": {
+            "sweeps": [
+                {"name": "chinchilla", "loader": "chinchilla"},
+                {"name": "good", "path": "good.csv"},
+                {"name": "moved", "path": "runs/elsewhere.csv"},
+                {"name": "weights", "path": "model.bin"},
+            ]
+        }
+    }
+    with pytest.raises(ConfigError) as e:
+        pipeline.check(config)
+    msg = str(e.value)
+    assert "sweep 'moved': config key chinchilla.sweeps[2].path (the entry named 'moved'):" in msg
+    assert "runs/elsewhere.csv does not exist (relative paths are read from the working directory" in msg
+    assert "sweep 'weights': config key chinchilla.sweeps[3].path" in msg and "is binary" in msg
+    assert "'good'" not in msg and msg.count("Fix:") == 2
+    config["chinchilla"]["sweeps"] = config["chinchilla"]["sweeps"][:2]
+    assert pipeline.check(config) is None
+
+
+def test_a_sweep_files_size_and_checksum_are_a_param_of_its_points_rule(tmp_path, monkeypatch):
+    """Edited in place (same size, modification time put back) the file's params differ, so its sweep
+    reruns whatever the rerun triggers; a built-in loader's sweep has none."""
+    import os
+
+    from depthwidth.chinchilla import pipeline
+
+    monkeypatch.chdir(tmp_path)
+    synthetic().to_csv("runs.csv", index=False)
+    config = {
+        "chinchilla": {
+            "sweeps": [{"name": "mine", "path": "runs.csv"}, {"name": "c", "loader": "chinchilla"}]
+        }
+    }
+    before = pipeline.sweep_file_params(config, {"sweep": "mine"})
+    assert before["size"] == os.path.getsize("runs.csv") and len(before["sha256"]) == 64
+    st = os.stat("runs.csv")
+    text = Path("runs.csv").read_text()
+    Path("runs.csv").write_text(text.replace("synthetic", "synthetiC"))
+    os.utime("runs.csv", ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    after = pipeline.sweep_file_params(config, {"sweep": "mine"})
+    assert after["size"] == before["size"] and after["sha256"] != before["sha256"]
+    assert pipeline.sweep_file_params(config, {"sweep": "c"}) is None
+
+
+def test_the_distinct_values_check_counts_the_free_exponents_and_its_fix_works_as_printed(tmp_path):
+    """One depth: the check asks for three (α_ℓ free) and prints a `fixed:` entry; that entry, read as YAML
+    from the message and put into the sweep as printed, lets the sweep through, and the fit recovers the
+    two free exponents (α_m 0.9, α_D 0.3) within 0.05. Two depths: the printed fix holds α_ℓ only."""
+    import re
+
+    df = synthetic()
+    for depths, want in (([8], {"alpha_l": 1.0, "c_l": 1.0e-6}), ([4, 8], {"alpha_l": 1.0})):
+        path = tmp_path / f"d{len(depths)}.csv"
+        df[df["blocks"].isin(depths)].to_csv(path, index=False)
+        with pytest.raises(sweeps.SweepError) as e:
+            sweeps.read_sweep_table(path, "mine", None, MAPPING)
+        msg = str(e.value)
+        assert (
+            f"column 'depth' has {len(depths)} distinct value(s) ({depths}); a free alpha_l needs at least 3"
+            in msg
+        )
+        fixed = yaml.safe_load(re.search(r"(fixed: \{[^}]*\})", msg).group(1))["fixed"]
+        assert fixed == want
+        table = sweeps.read_sweep_table(path, "mine", None, MAPPING, fixed=fixed)
+        assert len(table) == 25 * len(depths)
+        out = identify.identify(table, fixed=fixed, n_starts=3, n_bootstrap=0, profile_grids={})
+        assert abs(out["params"]["alpha_m"]["value"] - TRUE["alpha_m"]) < 0.05, out["params"]
+        assert abs(out["params"]["alpha_D"]["value"] - TRUE["alpha_D"]) < 0.05, out["params"]
+    # a held exponent with its coefficient free still needs two values
+    with pytest.raises(sweeps.SweepError, match="a held alpha_l needs at least 2"):
+        sweeps.check_sweep(good_sweep().query("depth == 8"), "mine", 3, fixed={"alpha_l": 1.0})
+
+
+@pytest.mark.workflow
+def test_a_user_sweep_file_edited_in_place_or_moved_away_is_not_left_as_it_was_fitted(tmp_path):
+    """A sweep's file edited in place with its modification time put back plans the sweep again (its size
+    and checksum are a param of the points rule); its `path:` pointed at a file that does not exist stops
+    the parse naming the key, where it used to answer "Nothing to be done" and keep the old fit."""
+    import os
+
+    from _pipeline import planned_jobs
+
+    f = tmp_path / "my_runs.csv"
+    synthetic().to_csv(f, index=False)
+    entry = {"name": "mine", "path": "my_runs.csv", "columns": MAPPING}
+    target = "results/chinchilla/sweeps/mine/runs.csv"
+    run_snakemake(tmp_path, target, configfiles=_user_sweep_config(tmp_path, entry))
+    p = run_snakemake(tmp_path, target, "-n", configfiles=_user_sweep_config(tmp_path, entry))
+    assert planned_jobs(p.stdout + p.stderr) == {}
+    st = f.stat()
+    df = synthetic()
+    df.loc[0, "val_loss"] *= 1.5
+    df.to_csv(f, index=False)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_mtime_ns < (tmp_path / target).stat().st_mtime_ns
+    p = run_snakemake(tmp_path, target, "-n", configfiles=_user_sweep_config(tmp_path, entry))
+    text = p.stdout + p.stderr
+    assert planned_jobs(text) == {"chinchilla_sweep_points": 1}, text[-3000:]
+    assert "Params have changed since last execution" in text and "sha256" in text
+    entry["path"] = "moved/my_runs.csv"
+    p = run_snakemake(tmp_path, target, "-n", configfiles=_user_sweep_config(tmp_path, entry), check=False)
+    text = p.stdout + p.stderr
+    assert p.returncode != 0 and "Nothing to be done" not in text, text[-3000:]
+    assert "sweep 'mine': config key chinchilla.sweeps[0].path (the entry named 'mine'): " in text
+    assert "moved/my_runs.csv does not exist" in text and "Fix: point it at your CSV" in text
+
+
+@needs_openlm
+def test_a_loaders_sweep_takes_the_printed_fix_too():
+    """The OpenLM main runs have two depths: with all three exponents free they are refused with a
+    `fixed: {alpha_l: 1.0}` fix, and that entry, given to the loader's sweep, lets them through."""
+    import re
+
+    spec = {
+        "name": "openlm_main",
+        "loader": "openlm_main",
+        "path": str(OPENLM),
+        "options": {"val_set": "c4_val"},
+    }
+    with pytest.raises(sweeps.SweepError) as e:
+        sweeps.load_sweep(spec, 3)
+    fix = yaml.safe_load(re.search(r"(fixed: \{[^}]*\})", str(e.value)).group(1))
+    assert fix == {"fixed": {"alpha_l": 1.0}}, str(e.value)
+    out = sweeps.load_sweep({**spec, **fix}, 3)
+    assert out["depth"].nunique() == 2 and len(out) > 50

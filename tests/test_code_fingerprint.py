@@ -10,8 +10,10 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -188,6 +190,39 @@ def test_a_stage_module_edit_plans_that_stage_and_the_report(completed_run, tmp_
 
 
 @pytest.mark.workflow
+def test_a_fresh_clone_plans_nothing_and_a_script_edit_plans_its_rule(completed_run, tmp_path):
+    """A fresh clone of the same commit (every file of the checkout written after the results, as `git
+    clone` leaves them) pointed at a finished work folder plans no job: the workflow profile leaves out
+    Snakemake's script-mtime `code` trigger, and each rule's fingerprint, which covers its script, is
+    unchanged. An edit of one script plans that rule and the report, with the changed fingerprint as the
+    reason."""
+    clone = _checkout(tmp_path / "clone")
+    later = time.time() + 3600
+    for f in clone.rglob("*"):
+        os.utime(f, (later, later))
+    script = clone / "scripts" / "depth_toy_section.py"
+    assert all(os.path.getmtime(script) > p.stat().st_mtime for p in (completed_run / "results").rglob("*"))
+    text = _snakemake(clone, completed_run, "-n", "--cores", "1")
+    assert planned_jobs(text) == {} and "Nothing to be done" in text, text[-3000:]
+    script.write_text(script.read_text() + "\n# an edit of the script alone\n")
+    text = _snakemake(clone, completed_run, "-n", "--cores", "1")
+    assert planned_jobs(text) == {"depth_toy_section": 1, **REPORT}, text[-3000:]
+    assert "reason: Params have changed since last execution" in text and "depthwidth code " in text
+
+
+def test_the_code_fingerprint_covers_the_script(tmp_path):
+    """A rule's `code` params entry changes with its script's contents, not with its modification time."""
+    script = tmp_path / "depth_toy_section.py"
+    shutil.copy2(REPO / "scripts" / "depth_toy_section.py", script)
+    fp = codeprint.script_fingerprint(script)
+    assert fp == codeprint.script_fingerprint(REPO / "scripts" / "depth_toy_section.py")  # by content
+    os.utime(script, (1_000_000_000, 1_000_000_000))
+    assert codeprint.script_fingerprint(script) == fp
+    script.write_text(script.read_text() + "\n# an edit of the script alone\n")
+    assert codeprint.script_fingerprint(script) != fp
+
+
+@pytest.mark.workflow
 def test_a_folder_made_by_an_older_checkout_is_current_after_one_plain_run(completed_run, tmp_path):
     """An older checkout (the depth-toy section says "no" where this one says "not tested") brings a
     folder to its own state; then one plain run of this checkout reruns exactly the jobs whose code
@@ -227,12 +262,22 @@ def test_outputs_an_upgrade_moved_are_named_at_the_start_and_kept(completed_run,
     record = meta / base64.urlsafe_b64encode(new.encode()).decode()
     assert json.loads(record.read_text())["rule"] == "chinchilla_fit"
     shutil.copy2(wd / new, wd / old)
+    seal = "results/chinchilla/.fit.json.seal.json"
+    shutil.copy2(wd / "results/chinchilla/fits/decomposed/squared/.fit.json.seal.json", wd / seal)
     shutil.copy2(record, meta / base64.urlsafe_b64encode(old.encode()).decode())
     text = _snakemake(REPO, wd, "-n", "--cores", "1")
     assert planned_jobs(text) == {}, text[-3000:]
     assert f"1 file(s) were made by a rule of an earlier version that {LEFTOVER_WARNING}" in text, text[
         -3000:
     ]
-    assert f"{old} (rule chinchilla_fit)" in text and f"mv {old} ../old_results/" in text
+    assert f"{old} (rule chinchilla_fit; seal {seal})" in text and f"mv -- {old} {seal} " in text
     assert new not in text.split(LEFTOVER_WARNING)[1].split("Nothing reads them")[0]
     assert (wd / old).exists() and (wd / new).exists()
+    # the printed command, run as printed in the work folder, moves the file and its seal out of it
+    command = text.split("\n  sh ")[1].splitlines()[0]
+    done = subprocess.run(["sh", *shlex.split(command)], cwd=wd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not (wd / old).exists() and not (wd / seal).exists() and (wd / new).exists()
+    assert (tmp_path / "old_results" / old).read_bytes() == (wd / new).read_bytes()
+    assert (tmp_path / "old_results" / seal).is_file()
+    assert LEFTOVER_WARNING not in _snakemake(REPO, wd, "-n", "--cores", "1")

@@ -43,7 +43,8 @@ def test_within_the_tolerance_timing_apart_the_runs_are_the_same(tmp_path):
     old = write_run(tmp_path / "old", 0.36025279815, 10.0)
     new = write_run(tmp_path / "new", 0.36025279815 * (1 + 1e-12), 99.0, fit_dir="fits/decomposed/squared")
     same, compared, lines = compare_results.compare(old, new, [])
-    assert (same, compared) == (1, 1) and "ONLY OLD: fits/squared/fit.json" in lines
+    assert (same, compared) == (1, 2)  # the fit is missing where the old run had it: a difference
+    assert any(line.startswith("ONLY OLD: fits/squared/fit.json (missing from ") for line in lines)
     same, compared, lines = compare_results.compare(old, new, [("fits/squared/", "fits/decomposed/squared/")])
     assert (same, compared, lines) == (2, 2, [])
 
@@ -52,7 +53,7 @@ def test_the_command_exits_1_on_a_difference_and_names_a_missing_folder(tmp_path
     old = write_run(tmp_path / "old", 0.36, 1.0)
     new = write_run(tmp_path / "new", 0.37, 1.0)
     p = subprocess.run([sys.executable, str(TOOL), str(old), str(new)], capture_output=True, text=True)
-    assert p.returncode == 1 and "0 of 2 shared files the same to 1e-09 relative" in p.stdout
+    assert p.returncode == 1 and "0 of 2 files of the earlier run the same to 1e-09 relative" in p.stdout
     p = subprocess.run(
         [sys.executable, str(TOOL), str(old), str(tmp_path / "nowhere")], capture_output=True, text=True
     )
@@ -78,3 +79,51 @@ def test_science_keys_that_contain_a_timing_word_are_compared(tmp_path):
         "    .m_times_mean_sq_overlap: 0.91 -> 0.95",
         "    .angle_update_deg: 12.5 -> 13.5",
     ]
+
+
+def _tool(old: Path, new: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(TOOL), str(old), str(new)], capture_output=True, text=True)
+
+
+def test_a_file_missing_from_the_new_run_fails_the_comparison_naming_it(tmp_path):
+    old = write_run(tmp_path / "old", 0.36, 1.0)
+    new = write_run(tmp_path / "new", 0.36, 1.0)
+    (new / "results" / "headline.csv").unlink()
+    p = _tool(old, new)
+    assert p.returncode == 1, p.stdout
+    assert "ONLY OLD: headline.csv (missing from " in p.stdout
+    assert "1 of 2 files of the earlier run the same" in p.stdout
+    # a file only the new run has is listed, and is not a difference
+    (new / "results" / "headline.csv").write_text("row,value\nalpha,0.36\n")
+    (new / "results" / "added.json").write_text("{}")
+    p = _tool(old, new)
+    assert p.returncode == 0 and "ONLY NEW: added.json" in p.stdout and "2 of 2 files" in p.stdout
+
+
+def test_empty_and_header_only_csvs_compare(tmp_path):
+    """Two identical runs of the test config hold a 1-byte sweeps.csv (a newline) and header-only tables."""
+    for name in ("old", "new"):
+        (tmp_path / name / "results").mkdir(parents=True)
+        (tmp_path / name / "results" / "sweeps.csv").write_text("\n")
+        (tmp_path / name / "results" / "empty.csv").write_text("")
+        (tmp_path / name / "results" / "header.csv").write_text("sweep,alpha_l\n")
+    p = _tool(tmp_path / "old", tmp_path / "new")
+    assert p.returncode == 0 and "3 of 3 files of the earlier run the same" in p.stdout, p.stdout + p.stderr
+    # a header-only table against one with a row differs
+    (tmp_path / "new" / "results" / "header.csv").write_text("sweep,alpha_l\nmine,1.2\n")
+    p = _tool(tmp_path / "old", tmp_path / "new")
+    assert p.returncode == 1 and "DIFF header.csv (2):" in p.stdout and ".alpha_l: length 0 -> 1" in p.stdout
+
+
+def test_an_unreadable_file_is_a_difference_naming_the_file(tmp_path):
+    old = write_run(tmp_path / "old", 0.36, 1.0)
+    new = write_run(tmp_path / "new", 0.36, 1.0)
+    (new / "results" / "fits" / "squared" / "fit.json").write_text('{"params": ')  # cut short
+    (new / "results" / "headline.csv").write_bytes(b'row,value\n"alpha,0.36\n')  # an unclosed quote
+    p = _tool(old, new)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    bad = [line for line in p.stdout.splitlines() if line.startswith("UNREADABLE")]
+    assert len(bad) == 2, p.stdout
+    assert "fits/squared/fit.json" in bad[0] and "JSONDecodeError" in bad[0]
+    assert str(new / "results" / "headline.csv") in bad[1] and "ParserError" in bad[1]
+    assert "0 of 2 files of the earlier run the same" in p.stdout

@@ -95,3 +95,24 @@ def test_one_fetch_job_per_group_covers_every_pin_once_and_fetches_each_where_it
     assert [d.read_bytes() for d in dests] == [b"hello\n", b"bye\n"]
     with pytest.raises(ValueError, match="is not where x/file.txt goes"):
         fetch_all(["x/file.txt", "x/other.txt"], dests[::-1], [good], manifest=two)
+
+
+def test_a_mirror_reached_through_a_link_keeps_the_links_path(tmp_path, monkeypatch):
+    """`../shared/data` where `shared` is a symbolic link to a folder: the mirror is named by the link's
+    path, as it is where `shared` is a real folder, so the download rules' params (and the recorded plan)
+    do not depend on which it is; the folder behind the link is the one read."""
+    from depthwidth.download.fetch import resolve_mirrors
+
+    real = tmp_path / "elsewhere" / "shared"
+    (real / "data").mkdir(parents=True)
+    (tmp_path / "shared").symlink_to(real, target_is_directory=True)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    monkeypatch.chdir(checkout)
+    got = resolve_mirrors(["../shared/data", "data/mirror"], checkout)
+    assert got[0] == tmp_path / "shared" / "data" and got[0].resolve() == real / "data"
+    assert got[1:] == [checkout / "data" / "mirror"]  # one entry: cwd and project folder are the same
+    # `..` inside the entry is taken away by name, and the folder named is the one behind the link
+    (real / "data" / "inner").mkdir()
+    got = resolve_mirrors(["../shared/data/inner/../../data"], checkout)
+    assert got[0].exists() and got[0].resolve() == real / "data"

@@ -139,6 +139,76 @@ def test_damaged_openlm_file_is_fetched_again_from_the_mirror(tmp_path):
     assert sha256_file(grid) == load_manifest()["openlm_scaling/exp_data/grid.json"]["sha256"]
 
 
+PDF = "superposition_paper/figures/Fig-8-2.pdf"
+
+
+@needs_shared_data
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "other_pdf"])
+def test_damaged_paper_figure_pdf_is_fetched_again_or_named_with_the_fix(tmp_path, damage):
+    """The paper-figure PDFs are checked against their pins where they are read: a truncated PDF (which
+    pdfminer reports as "PSEOF: Unexpected EOF"), one flipped byte ("found 0 axes frames") or another valid
+    PDF in its place (an axis-tick error) is fetched again from the mirror and the reading goes on with
+    the pinned bytes; without a source the reading stops before pdfminer, naming the file and the command
+    that recovers it."""
+    from depthwidth.paperfigs.readings import check_inputs
+
+    raw = tmp_path / "data/raw" / PDF
+    raw.parent.mkdir(parents=True)
+    pin = load_manifest()[PDF]["sha256"]
+    if damage == "truncated":
+        raw.write_bytes((SHARED_DATA / PDF).read_bytes()[:-5000])
+    elif damage == "flipped":
+        shutil.copyfile(SHARED_DATA / PDF, raw)
+        _flip_byte(raw, 20000)
+    else:
+        shutil.copyfile(SHARED_DATA / "superposition_paper/figures/Fig-7-2.pdf", raw)
+    assert sha256_file(raw) != pin
+    with pytest.raises(IntegrityError) as e:
+        check_inputs([raw], "paperfigs_fig8", _sources(tmp_path / "empty"))
+    msg = str(e.value)
+    assert msg.startswith(f"{raw}: its SHA-256 is ") and f"pinned for {PDF}" in msg, msg
+    assert "Nothing was computed from it" in msg and str(tmp_path / "empty" / PDF) in msg
+    assert msg.rstrip().endswith("snakemake --cores all <your target> --forcerun paperfigs_fig8"), msg
+    check_inputs([raw], "paperfigs_fig8", _sources(tmp_path / "empty", SHARED_DATA))
+    assert sha256_file(raw) == pin
+
+
+@needs_shared_data
+def test_damaged_paper_figure_pdf_in_a_read_only_folder_names_the_folder_and_the_fix(tmp_path, monkeypatch):
+    """A read-only data/ (a read-only mount: the write fails with EROFS): the good copy is found in the
+    mirror but cannot be written; the error names the file, the folder and the command to run once it is
+    writable, and the damaged file is left as it was. The download rule itself says the same instead of a
+    bare "OSError: Read-only file system"."""
+    from depthwidth.download import fetch as fetch_module
+    from depthwidth.paperfigs.readings import check_inputs
+
+    raw = tmp_path / "data/raw" / PDF
+    raw.parent.mkdir(parents=True)
+    raw.write_bytes((SHARED_DATA / PDF).read_bytes()[:-5000])
+    damaged = raw.read_bytes()
+
+    def read_only(*_a, **_k):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(fetch_module, "atomic_copy", read_only)
+    with pytest.raises(IntegrityError) as e:
+        check_inputs([raw], "paperfigs_fig8", _sources(SHARED_DATA))
+    msg = str(e.value)
+    assert msg.startswith(f"{raw}: its SHA-256 is ") and "a good copy was found, but" in msg, msg
+    assert "Read-only file system" in msg and f"the folder {raw.parent} is read-only" in msg
+    assert msg.endswith(
+        f"Fix: make {raw.parent} writable (e.g. chmod -R u+w {raw.parent}, or remount it read-write), "
+        "then: snakemake --cores all <your target> --forcerun paperfigs_fig8"
+    ), msg
+    assert raw.read_bytes() == damaged
+    with pytest.raises(fetch_module.UnwritableError, match=r"cannot be written \(Read-only file system"):
+        fetch_module.fetch(PDF, raw, [SHARED_DATA], allow_network=False)
+    # writable again: the printed command's job fetches it again and goes on
+    monkeypatch.undo()
+    check_inputs([raw], "paperfigs_fig8", _sources(SHARED_DATA))
+    assert sha256_file(raw) == load_manifest()[PDF]["sha256"]
+
+
 # --- shards and corpus files: sealed by their writer, checked by every reader --------------------------
 
 

@@ -45,3 +45,54 @@ def test_plan_is_the_recorded_one(recorded, name):
     }
     assert not differ, f"{name}: {len(differ)} of {len(before)} jobs differ, e.g. {list(differ.items())[:3]}"
     assert len(before) > 30  # the config planned real jobs, not an empty DAG
+
+
+def test_plan_is_the_same_where_the_mirror_folder_is_a_link(recorded, tmp_path):
+    """A checkout whose `../shared` (the data mirror of config.yaml's `data.mirrors`) is a symbolic link to
+    the folder rather than the folder plans the recorded jobs: the mirror is named by the link's path in
+    the download rules' params, not by where the link points."""
+    import shutil
+    import subprocess
+    import sys
+
+    from plan_snapshot import REPO
+
+    shared = REPO.parent / "shared"
+    if not shared.is_dir():
+        pytest.skip(f"no mirror folder at {shared}")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    for name in (
+        "Snakefile",
+        "rules",
+        "scripts",
+        "src",
+        "schemas",
+        "config.yaml",
+        "config",
+        "envs",
+        "report",
+    ):
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, checkout / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(src, checkout / name)
+    (checkout / "tests").mkdir()
+    shutil.copy2(REPO / "tests" / "plan_snapshot.py", checkout / "tests" / "plan_snapshot.py")
+    (tmp_path / "shared").symlink_to(shared.resolve(), target_is_directory=True)
+    p = subprocess.run(
+        [sys.executable, str(checkout / "tests" / "plan_snapshot.py"), *CONFIGS["test"]],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(checkout / "src")},
+        timeout=600,
+        cwd=checkout,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    after, before = json.loads(p.stdout), gpu_jobs_name_the_gpu_partition(recorded["test"])
+    mirrors = {str(j["params"].get("sources")) for j in after.values() if "sources" in j["params"]}
+    assert mirrors and all("<repo>/../shared/data" in m for m in mirrors), mirrors
+    assert sorted(after) == sorted(before)
+    differ = [job for job in before if before[job] != after[job]]
+    assert not differ, f"{len(differ)} of {len(before)} jobs differ, e.g. {differ[:3]}"

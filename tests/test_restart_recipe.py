@@ -109,13 +109,23 @@ def test_readme_recipe_after_kill_between_output_and_record(tmp_path):
 def test_workflow_profile_sets_only_rerun_incomplete():
     """profiles/default is read for every run, beside --profile profiles/slurm: it must not change
     anything else (executor, cores, resources), and the SLURM profile agrees with it. Besides
-    rerun-incomplete it only slows the scheduler's idle timer, with a job-start limit that never binds, and
-    picks the greedy scheduler (no temp() files for the ILP one to free, and no CBC run per pick)."""
+    rerun-incomplete it only slows the scheduler's idle timer, with a job-start limit that never binds,
+    picks the greedy scheduler (no temp() files for the ILP one to free, and no CBC run per pick), and
+    leaves Snakemake's script-mtime `code` trigger out of the rerun triggers (each rule's code fingerprint
+    covers its script; docs/restarts.md)."""
+    triggers = ["mtime", "params", "input", "software-env"]
     default = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())
-    assert default == {"rerun-incomplete": True, "max-jobs-per-timespan": "1000/10s", "scheduler": "greedy"}
+    assert default == {
+        "rerun-incomplete": True,
+        "rerun-triggers": triggers,
+        "max-jobs-per-timespan": "1000/10s",
+        "scheduler": "greedy",
+    }
     slurm = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    # the SLURM profile sets rerun-incomplete itself, to the same value (a missing key fails here)
+    # the SLURM profile sets rerun-incomplete and the triggers itself, to the same values (a missing key
+    # fails here)
     assert slurm.get("rerun-incomplete") is True, "profiles/slurm must set rerun-incomplete: true"
+    assert slurm.get("rerun-triggers") == triggers
     # and it leaves the job-rate limit to the workflow profile
     assert "max-jobs-per-timespan" not in slurm
 

@@ -5,9 +5,11 @@ module those import in turn (found by reading the ``import`` statements, deferre
 included), with the ``__init__.py`` of each package on the way, plus the package data files those modules
 name (a file or folder beside a module whose name appears in one of its string literals, docstrings left
 out: the kernel's C
-source, the download manifest, the report's templates). The script itself is left out: Snakemake's own
-``code`` trigger watches it. Third-party packages are left out too (their versions are in the report's
-provenance block).
+source, the download manifest, the report's templates), and, in a rule's ``code`` params entry
+(``script_fingerprint``), the script itself. So the fingerprint says whether a rule's code changed, and
+the workflow profile leaves Snakemake's own ``code`` trigger out (it reruns a script rule whose outputs are
+older than its script file, which after a fresh clone is every rule). Third-party packages are left out
+(their versions are in the report's provenance block).
 
 The fingerprint is the SHA-256 of those files' paths (relative to the package, ``/``-separated) and
 contents (line endings read as ``\\n``), so it is the same on every machine and checkout of the same code
@@ -143,26 +145,36 @@ def _digest(path: Path, stamp: tuple) -> bytes:
     return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).digest()
 
 
-def fingerprint_of(modules: list[str] | tuple[str, ...], root: Path = ROOT) -> str:
+def fingerprint_of(
+    modules: list[str] | tuple[str, ...], root: Path = ROOT, script: str | Path | None = None
+) -> str:
     """``"depthwidth code <16 hex digits>"``: the SHA-256 of the code files of ``modules``, by relative
-    path and content (line endings normalised)."""
+    path and content (line endings normalised), and of ``script`` (by its file name and content) where
+    given."""
     root = Path(root).resolve()
     h = hashlib.sha256()
     for f in code_files(modules, root):
         h.update(f.relative_to(root).as_posix().encode() + b"\0")
         h.update(_digest(f, _stamp(f)))
+    if script is not None:
+        script = Path(script).resolve()
+        h.update(b"scripts/" + script.name.encode() + b"\0")
+        h.update(_digest(script, _stamp(script)))
     return PREFIX + h.hexdigest()[:16]
 
 
 def script_fingerprint(script: str | Path, root: Path = ROOT) -> str:
-    """The fingerprint of the package code that ``script`` (a rule's script) imports."""
-    return fingerprint_of(tuple(imports_of(script)), root)
+    """The fingerprint of a rule's code: ``script`` (the rule's script) and the package code it imports.
+    A rule's ``code`` params entry, so an edit of either reruns the rule's jobs, and a fresh clone or a
+    moved checkout (new modification times, same contents) reruns nothing."""
+    return fingerprint_of(tuple(imports_of(script)), root, script)
 
 
 def running_code() -> dict | None:
     """In a job started by Snakemake's ``script:`` (the script runs as ``__main__``, from a copy named
-    ``tmp<random>.<script>.py``): the script's name, the package modules it imports and their fingerprint,
-    which equals the rule's ``code`` params entry. None outside such a job."""
+    ``tmp<random>.<script>.py``): the script's name, the package modules it imports and their fingerprint
+    (the rule's ``code`` params entry is that of the same modules and the script). None outside such a
+    job."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     if not path or not hasattr(main, "snakemake"):

@@ -3,6 +3,10 @@ rules/chinchilla.smk imports."""
 
 from __future__ import annotations
 
+import functools
+import os
+
+from depthwidth.config import ConfigError
 from depthwidth.rules import Call, Keys, Rule
 
 # The fit grid: one cell per (law, loss), results/chinchilla/fits/<law>/<loss>/ (rule chinchilla_fit; the
@@ -92,8 +96,21 @@ LOADER_PATHS = {
     "openlm_grid": "data/raw/openlm_scaling",
     "openlm_main": "data/raw/openlm_scaling",
 }
-# Keys of a sweep entry that shape its runs.csv; the rest only change the identify rule.
-LOAD_KEYS = ("name", "loader", "path", "columns", "options", "n_exponents", "drop_highest")
+# Keys of a sweep entry that shape or check its runs.csv (``fixed`` decides how many distinct widths,
+# depths and token counts the check asks for); the rest only change the identify rule.
+LOAD_KEYS = (
+    "name",
+    "loader",
+    "path",
+    "columns",
+    "options",
+    "n_exponents",
+    "drop_highest",
+    "fixed",
+    "duplicates",
+)
+# Keys of LOAD_KEYS the identify rule reads too.
+IDENTIFY_LOAD_KEYS = ("name", "n_exponents", "fixed")
 
 
 def sweep_names(config: dict) -> list[str]:
@@ -132,9 +149,89 @@ def sweep_load_params(config: dict, wildcards: dict) -> dict:
 def sweep_identify_params(config: dict, wildcards: dict) -> dict:
     """Rule chinchilla_sweep_identify's params: the job's sweep less the keys only its runs.csv uses."""
     s = sweep(config, wildcards["sweep"])
-    return dict(
-        sorted({k: v for k, v in s.items() if k not in LOAD_KEYS or k in ("name", "n_exponents")}.items())
-    )
+    return dict(sorted({k: v for k, v in s.items() if k not in LOAD_KEYS or k in IDENTIFY_LOAD_KEYS}.items()))
+
+
+def user_sweeps(config: dict) -> list[tuple[int, dict]]:
+    """(index in chinchilla.sweeps, entry) of every sweep read from a user's file (no ``loader``)."""
+    return [(i, s) for i, s in enumerate(config["chinchilla"]["sweeps"]) if not s.get("loader")]
+
+
+# The files of a fit-grid cell, and of the cells of the scanned laws (rule chinchilla_drop_scan).
+CELL_FILES = ("fit.json", "bootstrap.csv")
+SCAN_FILES = ("drop_scan.csv",)
+
+
+def fit_target_errors(targets) -> list[str]:
+    """A target under results/chinchilla/fits/ (given on the command line) that names no cell of the grid:
+    the law, the loss and the file there are, and the nearest target (instead of Snakemake's "No rule to
+    produce")."""
+    import difflib
+
+    errors = []
+    for t in targets:
+        parts = str(t).split("/")
+        if parts[:3] != ["results", "chinchilla", "fits"] or str(t).startswith("-"):
+            continue
+        law, loss, name = (parts[3:] + ["", "", ""])[:3]
+        files = CELL_FILES + (SCAN_FILES if law in SCANNED_LAWS else ())
+        if law in LAWS and loss in LOSSES and name in files and len(parts) == 6:
+            continue
+
+        def near(x, options):
+            return (difflib.get_close_matches(x, options, n=1, cutoff=0) or [options[0]])[0]
+
+        guess_law = law if law in LAWS else near(law, LAWS)
+        names = CELL_FILES + (SCAN_FILES if guess_law in SCANNED_LAWS else ())
+        guess = fit_target(
+            guess_law,
+            loss if loss in LOSSES else near(loss, LOSSES),
+            name if name in names else near(name, names),
+        )
+        errors.append(
+            f"target {t} is no file of the Chinchilla fit grid: results/chinchilla/fits/<law>/<loss>/<file> "
+            f"with law one of {', '.join(LAWS)}, loss one of {', '.join(LOSSES)}, file one of "
+            f"{', '.join(CELL_FILES)} ({', '.join(SCAN_FILES)} too for law {', '.join(SCANNED_LAWS)}). "
+            f"Did you mean {guess}? Fix: snakemake --cores all {guess}"
+        )
+    return errors
+
+
+def check(config: dict, targets=()) -> None:
+    """A user's sweep file that is missing, empty, a folder or binary stops the workflow while it is parsed,
+    naming the sweep, the file, its config key and the fix (instead of Snakemake's MissingInputException
+    or a reader's bare error in the job); so does a command-line target of the fit grid that names no cell
+    (``fit_target_errors``)."""
+    from depthwidth.chinchilla.sweeps import sweep_file_problem, sweep_key
+
+    errors = fit_target_errors(targets)
+    for i, s in user_sweeps(config):
+        problem = sweep_file_problem(s["path"])
+        if problem:
+            errors.append(
+                f"sweep '{s['name']}': config key {sweep_key(s['name'], i)}: {problem}. Fix: point it at "
+                "your CSV (or .parquet) file of runs, one row per run, or remove the entry."
+            )
+    if errors:
+        raise ConfigError("Invalid configuration (nothing was run):\n  - " + "\n  - ".join(errors))
+
+
+@functools.lru_cache(maxsize=64)
+def _file_id(path: str, stamp: tuple) -> dict:
+    from depthwidth.files import sha256_file
+
+    return {"size": stamp[1], "sha256": sha256_file(path)}
+
+
+def sweep_file_params(config: dict, wildcards: dict) -> dict | None:
+    """Rule chinchilla_sweep_points's ``file`` params: size and SHA-256 of a user's sweep file, so that a
+    file changed in place (or replaced by another with the same name) reruns its sweep whatever its
+    modification time; None for a built-in loader (its files are pinned or made by the workflow)."""
+    s = sweep(config, wildcards["sweep"])
+    if s.get("loader"):
+        return None
+    st = os.stat(s["path"])
+    return _file_id(s["path"], (st.st_mtime_ns, st.st_size))
 
 
 def sweep_targets(config: dict) -> list[str]:
@@ -171,7 +268,10 @@ RULES = {
         params={"cfg": Keys("chinchilla.chinchilla_law", drop=LAW_CELL_KEYS)}, mem_mb=1000, runtime=30
     ),
     "chinchilla_sweep_points": Rule(
-        params={"spec": Call(sweep_load_params)}, sources=True, mem_mb=1000, runtime=5
+        params={"spec": Call(sweep_load_params), "file": Call(sweep_file_params)},
+        sources=True,
+        mem_mb=1000,
+        runtime=5,
     ),
     "chinchilla_sweep_identify": Rule(params={"cfg": Call(sweep_identify_params)}, mem_mb=1000, runtime=30),
     "chinchilla_section": Rule(params={"shape": Keys("chinchilla.shape")}, mem_mb=1000, runtime=10),

@@ -33,8 +33,13 @@ REQUIRED = ("width", "depth", "tokens", "loss")
 OPTIONAL = ("params", "group")
 # Columns that must be > 0 where present (params may be missing: NaN is allowed there).
 POSITIVE = ("width", "depth", "tokens", "loss", "params")
-# Distinct values each exponent's axis needs: a power law c·x^-α next to a free offset needs 3 points.
+# Distinct values each exponent's axis needs: a power law c·x^-α next to a free offset needs 3 points;
+# with α held (``fixed``) 2, with α and c held 1.
 AXES = {"width": "alpha_m", "depth": "alpha_l", "tokens": "alpha_D"}
+COEFFICIENTS = {"width": "c_m", "depth": "c_l", "tokens": "c_D"}
+# What a user's sweep may do with rows that repeat a run (the same width, depth, tokens, loss, params and
+# group): stop (the default, naming the rows) or drop (keep the first of each set of repeats).
+DUPLICATES = ("stop", "drop")
 
 RULE = "chinchilla_sweep_points"  # the rule that loads a sweep (named in the fix of a damaged file)
 OPENLM_DIR = "openlm_scaling"  # under data/raw/ and under each mirror (manifest keys start with it)
@@ -65,13 +70,20 @@ def _rows(mask: np.ndarray, index: pd.Index, limit: int = 8) -> str:
     return ", ".join(map(str, bad[:limit])) + more
 
 
-def check_sweep(df: pd.DataFrame, name: str, n_exponents: int = 3, source: str | None = None) -> pd.DataFrame:
+def check_sweep(
+    df: pd.DataFrame,
+    name: str,
+    n_exponents: int = 3,
+    source: str | None = None,
+    fixed: dict | None = None,
+) -> pd.DataFrame:
     """Raise ``SweepError`` unless ``df`` can be fitted with ``n_exponents`` free exponents; return ``df``.
 
     Checks, in order: required columns present; no NaN loss; width, depth, tokens, loss (and params where
-    given) finite and > 0; at least ``n_exponents`` distinct widths, depths and token counts (a power law
-    with its own coefficient next to the shared offset L0 needs three distinct values of its variable;
-    with fewer, its exponent is not determined by the data).
+    given) finite and > 0; enough distinct widths, depths and token counts for the exponents that are
+    free (:func:`distinct_needed`: ``n_exponents`` for a free exponent, a power law with its own
+    coefficient next to the shared offset L0 needing three distinct values of its variable; 2 where the
+    sweep's ``fixed`` holds the exponent, 1 where it holds the exponent and its coefficient).
     """
     where = _where(name, source)
     missing = [c for c in REQUIRED if c not in df.columns]
@@ -102,15 +114,82 @@ def check_sweep(df: pd.DataFrame, name: str, n_exponents: int = 3, source: str |
                 f"(0-based rows {_rows(bad, df.index)}: values {list(x[bad][:8])}). Fix: correct or drop those rows, "
                 "or map the right file column to it."
             )
+    fixed = dict(fixed or {})
     for col, exponent in AXES.items():
-        n = int(pd.Series(df[col]).nunique())
-        if n < n_exponents:
+        n, need = int(pd.Series(df[col]).nunique()), distinct_needed(col, n_exponents, fixed)
+        if n < need:
+            values = [v.item() if hasattr(v, "item") else v for v in sorted(pd.unique(df[col]))[:8]]
+            held = "held" if exponent in fixed else "free"
             raise SweepError(
-                f"{where}: column '{col}' has {n} distinct value(s) ({sorted(pd.unique(df[col]))[:8]}); fitting "
-                f"{n_exponents} exponents needs at least {n_exponents} (else {exponent} is not determined). Fix: add "
-                f"runs at more {col} values, or fit fewer exponents (fix {exponent})."
+                f"{where}: column '{col}' has {n} distinct value(s) ({values}); a {held} {exponent} "
+                f"needs at least {need} (else the {col} term is not determined). Fix: add runs at more {col} "
+                f"values, or hold the {col} term in this sweep's entry of chinchilla.sweeps: "
+                f"{_hold_fix(col, n, n_exponents, fixed)}"
             )
     return df
+
+
+def distinct_needed(col: str, n_exponents: int, fixed: dict) -> int:
+    """Distinct values of ``col`` (width, depth or tokens) a sweep needs: ``n_exponents`` where its
+    exponent is free, at most 2 where ``fixed`` holds the exponent, 1 where it holds the coefficient too."""
+    if AXES[col] not in fixed:
+        return n_exponents
+    return 1 if COEFFICIENTS[col] in fixed else min(2, n_exponents)
+
+
+def _hold_fix(col: str, n: int, n_exponents: int, fixed: dict) -> str:
+    """The ``fixed:`` entry (YAML, as it goes into the config) that lets ``n`` distinct values through."""
+    exponent, coefficient = AXES[col], COEFFICIENTS[col]
+    held = {**fixed, exponent: fixed.get(exponent, 1.0)}
+    if distinct_needed(col, n_exponents, held) > n:
+        held[coefficient] = fixed.get(coefficient, 1.0e-6)
+    text = ", ".join(
+        f"{k}: {v!r}" if not isinstance(v, float) else f"{k}: {_yaml_float(v)}" for k, v in held.items()
+    )
+    why = (
+        f" (with one {col} the term {coefficient}/{col}^{exponent} is a constant that L0 takes up, so its "
+        "coefficient is held too; the sweep then says nothing about "
+        f"{exponent})"
+        if coefficient in held and coefficient not in fixed
+        else f" ({exponent} 1.0, or the value you assume; the sweep then says nothing about {exponent})"
+    )
+    return f"fixed: {{{text}}}{why}."
+
+
+def _yaml_float(v: float) -> str:
+    """A float as YAML reads it back as a float (an exponent needs its sign: 1.0e-06, not 1e-06)."""
+    text = repr(float(v))
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        mantissa = mantissa if "." in mantissa else mantissa + ".0"
+        text = f"{mantissa}e{'' if exp.startswith(('-', '+')) else '+'}{exp}"
+    return text
+
+
+def check_duplicates(
+    df: pd.DataFrame, name: str, source: str | None, duplicates: str = "stop", config_key: str | None = None
+) -> pd.DataFrame:
+    """Rows that repeat a run (equal in every contract column present: width, depth, tokens, loss, params,
+    group) would count one run several times and pull the fit towards it. ``duplicates="stop"`` raises
+    ``SweepError`` naming the rows and both fixes; ``"drop"`` keeps the first of each set of repeats and
+    logs how many were dropped."""
+    cols = [c for c in REQUIRED + OPTIONAL if c in df.columns]
+    repeat = df.duplicated(subset=cols, keep="first").to_numpy()
+    if not repeat.any():
+        return df
+    if duplicates == "drop":
+        log.warning(
+            "%s: %d repeated row(s) dropped (duplicates: drop)", _where(name, source), int(repeat.sum())
+        )
+        return df[~repeat].reset_index(drop=True)
+    first = df.duplicated(subset=cols, keep=False).to_numpy() & ~repeat
+    key = config_key or f"the chinchilla.sweeps entry named '{name}'"
+    raise SweepError(
+        f"{_where(name, source)}: {int(repeat.sum())} row(s) repeat an earlier run in every column of "
+        f"{cols} (0-based data rows {_rows(repeat, df.index)}, repeating rows {_rows(first, df.index)}); "
+        "fitted as they are, each repeat would count its run again. Fix: remove the repeated rows from the "
+        f"file, or add `duplicates: drop` to {key} to keep the first of each."
+    )
 
 
 def _standardise(df: pd.DataFrame, columns: dict | None, name: str, source: str | None) -> pd.DataFrame:
@@ -137,22 +216,96 @@ def _standardise(df: pd.DataFrame, columns: dict | None, name: str, source: str 
     return out[first + [c for c in out.columns if c not in first]].reset_index(drop=True)
 
 
+def sweep_key(name: str, index: int | None = None) -> str:
+    """The config key of a sweep's file: ``chinchilla.sweeps[<index>].path`` (the entry named ``name``)."""
+    at = f"[{index}]" if index is not None else ""
+    return f"chinchilla.sweeps{at}.path (the entry named '{name}')"
+
+
+_PARQUET = (".parquet", ".pq")
+
+
+def sweep_file_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as a sweep table, or None: it does not exist, is a folder, is empty, or
+    is binary where a CSV is expected (a NUL byte or bytes that are not UTF-8 in its first 64 KiB), or a
+    parquet without the parquet mark. Cheap: run while the workflow is parsed."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        return f"{path} does not exist (relative paths are read from the working directory, {Path.cwd()})"
+    if not path.is_file():
+        return f"{path} is a folder, not a CSV or parquet file"
+    size = path.stat().st_size
+    if size == 0:
+        return f"{path} is empty (0 bytes)"
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+    if path.suffix in _PARQUET:
+        return None if head[:4] == b"PAR1" else f"{path} is not a parquet file (it lacks the mark PAR1)"
+    if b"\0" in head:
+        return f"{path} is binary (it holds NUL bytes), not a CSV; a parquet file needs the suffix .parquet"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(head) - 4:  # not a character cut at the end of the 64 KiB read
+            return f"{path} is not UTF-8 text (byte {e.start}: {head[e.start : e.start + 1]!r}), so not a CSV"
+    return None
+
+
+def read_sweep_table(
+    path: str | Path,
+    sweep_name: str,
+    config_key: str | None = None,
+    columns: dict | None = None,
+    n_exponents: int = 3,
+    fixed: dict | None = None,
+    duplicates: str = "stop",
+) -> pd.DataFrame:
+    """A user's sweep (CSV, or parquet by its suffix) read and checked as rule chinchilla_sweep_points
+    checks it: the file (:func:`sweep_file_problem`, and what the reader says of it), the column mapping
+    (``columns``: contract name → file column), repeated rows (:func:`check_duplicates`) and the rows'
+    values (:func:`check_sweep` with ``n_exponents`` and ``fixed``). Every ``SweepError`` names the
+    sweep, the file, ``config_key`` (default: :func:`sweep_key`) and a fix."""
+    path = Path(path)
+    key = config_key or sweep_key(sweep_name)
+    fix = f"Fix: point {key} at a CSV (or .parquet) file with one row per run."
+    problem = sweep_file_problem(path)
+    if problem:
+        raise SweepError(f"{_where(sweep_name, str(path))}: {problem}. {fix}")
+    try:
+        df = pd.read_parquet(path) if path.suffix in _PARQUET else pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise SweepError(f"{_where(sweep_name, str(path))}: no header and no rows. {fix}") from None
+    except (UnicodeDecodeError, pd.errors.ParserError, ValueError, OSError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise SweepError(
+            f"{_where(sweep_name, str(path))}: cannot be read as {'parquet' if path.suffix in _PARQUET else 'CSV'} "
+            f"({type(e).__name__}: {first}). {fix}"
+        ) from None
+    out = _standardise(df, columns, sweep_name, str(path))
+    if duplicates not in DUPLICATES:
+        raise SweepError(f"sweep '{sweep_name}': duplicates must be one of {DUPLICATES}, not {duplicates!r}.")
+    out = check_duplicates(out, sweep_name, str(path), duplicates, key.replace(".path ", " ", 1))
+    return check_sweep(out, sweep_name, n_exponents, source=str(path), fixed=fixed)
+
+
 def read_sweep(
-    path: str | Path, name: str, columns: dict | None = None, n_exponents: int = 3
+    path: str | Path,
+    name: str,
+    columns: dict | None = None,
+    n_exponents: int = 3,
+    fixed: dict | None = None,
+    duplicates: str = "stop",
 ) -> pd.DataFrame:
     """A user's sweep from CSV or parquet: ``columns`` maps contract names to the file's, e.g.
     ``{"width": "d_model", "depth": "n_layers", "tokens": "D", "loss": "val_loss"}``; unmapped contract
-    names are looked up as they are. Checked with ``check_sweep`` before it is returned."""
-    path = Path(path)
-    if not path.is_file():
-        raise SweepError(f"{_where(name, str(path))}: no such file. Fix: correct the sweep's `path:`.")
-    df = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
-    out = _standardise(df, columns, name, str(path))
-    return check_sweep(out, name, n_exponents, source=str(path))
+    names are looked up as they are. Read and checked by :func:`read_sweep_table`."""
+    return read_sweep_table(path, name, None, columns, n_exponents, fixed, duplicates)
 
 
 # ---------------------------------------------------------------- built-in loaders
-def load_chinchilla(points_csv: str | Path, name: str = "chinchilla") -> pd.DataFrame:
+def load_chinchilla(
+    points_csv: str | Path, name: str = "chinchilla", fixed: dict | None = None
+) -> pd.DataFrame:
     """The chinchilla stage's points.csv (params, flops, tokens, loss, d_model, n_layers, arch_params,
     params_rel_mismatch) as a sweep: d_model → width, n_layers → depth; the rest kept as extras. The
     stage's own points.csv must match the seal rule chinchilla_points wrote; another file is checked
@@ -167,7 +320,7 @@ def load_chinchilla(points_csv: str | Path, name: str = "chinchilla") -> pd.Data
         name,
         str(points_csv),
     )
-    return check_sweep(out, name, source=str(points_csv))
+    return check_sweep(out, name, source=str(points_csv), fixed=fixed)
 
 
 _SHAPE = re.compile(r"^d=(\d+)_l=(\d+)(?:_h=(\d+))?$")
@@ -201,7 +354,9 @@ def parse_grid_key(key: str) -> dict:
     }
 
 
-def load_openlm_grid(root: str | Path, select: str = "best", name: str = "openlm_grid") -> pd.DataFrame:
+def load_openlm_grid(
+    root: str | Path, select: str = "best", name: str = "openlm_grid", fixed: dict | None = None
+) -> pd.DataFrame:
     """exp_data/grid.json under ``root`` (the openlm_scaling folder) as a sweep.
 
     ``select="all"``: one row per run (435). ``select="best"`` (default): one row per (d_model, n_layers),
@@ -227,7 +382,7 @@ def load_openlm_grid(root: str | Path, select: str = "best", name: str = "openlm
     else:
         raise SweepError(f"sweep '{name}': select must be 'best' or 'all', not '{select}'.")
     out = _standardise(out, None, name, str(path))
-    return check_sweep(out, name, source=str(path))
+    return check_sweep(out, name, source=str(path), fixed=fixed)
 
 
 def read_openlm_main(root: str | Path) -> tuple[pd.DataFrame, list[str]]:
@@ -275,7 +430,11 @@ def read_openlm_main(root: str | Path) -> tuple[pd.DataFrame, list[str]]:
 
 
 def load_openlm_main(
-    root: str | Path, val_set: str = "c4_val", name: str = "openlm_main", n_exponents: int = 3
+    root: str | Path,
+    val_set: str = "c4_val",
+    name: str = "openlm_main",
+    n_exponents: int = 3,
+    fixed: dict | None = None,
 ) -> pd.DataFrame:
     """The main runs (exp_data/models/*.json) as a sweep: loss = the ``val_set`` evaluation (default
     c4_val, the C4 validation loss that Gadre et al. fit), group = training set. Runs of open_lm_1b and
@@ -295,7 +454,7 @@ def load_openlm_main(
     df = df.assign(loss=df[col], group=df["train_set"]).sort_values(["group", "width", "depth", "tokens"])
     out = _standardise(df, None, name, str(Path(root) / "exp_data" / "models"))
     out.attrs["skipped_runs"] = skipped
-    return check_sweep(out, name, n_exponents, source=str(Path(root) / "exp_data" / "models"))
+    return check_sweep(out, name, n_exponents, source=str(Path(root) / "exp_data" / "models"), fixed=fixed)
 
 
 def compare_grid_main(root: str | Path) -> pd.DataFrame:
@@ -382,10 +541,20 @@ def load_sweep(spec: dict, n_exponents: int = 3) -> pd.DataFrame:
             raise SweepError(f"sweep '{name}': unknown loader '{spec['loader']}'; known: {sorted(LOADERS)}.")
         loader = LOADERS[spec["loader"]]
         kw = dict(spec.get("options") or {})
-        if "n_exponents" in inspect.signature(loader).parameters:
+        accepted = inspect.signature(loader).parameters
+        if "n_exponents" in accepted:
             kw.setdefault("n_exponents", n_exponents)
+        if "fixed" in accepted:  # a held exponent needs fewer distinct values (check_sweep)
+            kw.setdefault("fixed", spec.get("fixed"))
         return loader(spec["path"], name=name, **kw)
-    return read_sweep(spec["path"], name, spec.get("columns"), n_exponents)
+    return read_sweep(
+        spec["path"],
+        name,
+        spec.get("columns"),
+        n_exponents,
+        spec.get("fixed"),
+        spec.get("duplicates", "stop"),
+    )
 
 
 def chinchilla_sweep_points(spec: dict, runs_out, sources: dict | None = None) -> pd.DataFrame:
@@ -401,7 +570,9 @@ def chinchilla_sweep_points(spec: dict, runs_out, sources: dict | None = None) -
                 check_pinned(path, manifest, rule=RULE, sources=sources)
     df = load_sweep(spec, spec["n_exponents"])
     keep = kept_mask(df["loss"].to_numpy(float), spec["drop_highest"])
-    out = check_sweep(df[keep].reset_index(drop=True), spec["name"], spec["n_exponents"], source=spec["path"])
+    out = check_sweep(
+        df[keep].reset_index(drop=True), spec["name"], spec["n_exponents"], spec["path"], spec.get("fixed")
+    )
     log.info(
         "sweep %s: %d runs (%d highest-loss left out), %d groups",
         spec["name"],

@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 import re
 import urllib.request
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Callable
 
 import yaml
 
-from depthwidth.files import atomic_copy, atomic_write_bytes, sha256_file
+from depthwidth.files import DiskFullError, atomic_copy, atomic_write_bytes, sha256_file
 
 log = logging.getLogger("depthwidth.download.fetch")
 
@@ -29,6 +30,28 @@ MANIFEST_PATH = Path(__file__).with_name("manifest.yaml")
 
 class FetchError(RuntimeError):
     """A pinned file could not be obtained; the message lists every place tried and how to fix it."""
+
+
+class UnwritableError(FetchError):
+    """A pinned file was obtained but could not be written into its folder (a read-only ``data/``, a folder
+    without write permission); the message names the file, the cause and the fix."""
+
+
+def _write(dest: str | Path, write: Callable, *args) -> None:
+    """Run ``write(*args)`` (an atomic write of ``dest``); a folder that cannot be written raises
+    ``UnwritableError`` naming it and the fix (a full disk stays ``DiskFullError``, which names its own)."""
+    try:
+        write(*args)
+    except DiskFullError:
+        raise
+    except OSError as e:
+        folder = Path(dest).parent
+        raise UnwritableError(
+            f"{dest}: cannot be written ({e.strerror or e}; the folder {folder} is read-only or not "
+            f"writable by this user). Nothing was changed. Fix: make it writable (e.g. chmod -R u+w {folder}, "
+            "or remount the disk read-write), or run in a working folder you can write, then run the same "
+            "command again."
+        ) from e
 
 
 def load_manifest(path: str | Path = MANIFEST_PATH) -> dict:
@@ -92,6 +115,14 @@ def check_pinned(
                 timeout=sources["timeout_s"],
                 allow_network=sources["allow_network"],
             )
+        except UnwritableError as e:
+            force = f" --forcerun {rule}" if rule else ""
+            raise IntegrityError(
+                f"{path}: {cause}; a good copy was found, but "
+                + str(e).split(" Fix:")[0].replace(f"{path}: ", "", 1)
+                + f" Fix: make {path.parent} writable (e.g. chmod -R u+w {path.parent}, or remount it "
+                f"read-write), then: snakemake --cores all <your target>{force}"
+            ) from e
         except FetchError as e:
             why = "fetching it again failed: " + str(e).split("\nFix:")[0]  # the fix follows, once
         else:
@@ -137,13 +168,17 @@ CONVERTERS: dict[str, Callable[[bytes], bytes]] = {"nanogpt_table_a9": nanogpt_t
 
 def resolve_mirrors(mirrors: list[str], project_dir: str | Path) -> list[Path]:
     """Absolute mirror folders, in order. A relative entry is tried against the working directory
-    and against the project folder (where the Snakefile lives)."""
+    and against the project folder (where the Snakefile lives). ``..`` is taken away by the name (as the
+    shell's ``cd`` does), symbolic links are kept as written: a mirror ``../shared/data`` whose ``shared``
+    is a link to a folder names the same path, and gives the rules the same params, as a real folder."""
     out: list[Path] = []
     for m in mirrors:
         p = Path(m).expanduser()
         cands = [p] if p.is_absolute() else [Path.cwd() / p, Path(project_dir) / p]
         for c in cands:
-            c = c.resolve()
+            named = Path(os.path.normpath(os.path.abspath(c)))
+            # where the name and the file system disagree (a `..` after a link), the file system wins
+            c = named if named.exists() or not c.resolve().exists() else c.resolve()
             if c not in out:
                 out.append(c)
     return out
@@ -208,7 +243,7 @@ def fetch(
             )
             log.warning("mirror file %s has the wrong checksum; skipping it", cand)
             continue
-        atomic_copy(cand, dest)
+        _write(dest, atomic_copy, cand, dest)
         log.info("%s: copied from mirror %s (sha256 ok)", relpath, cand)
         return str(cand)
     for url in entry.get("urls", []) if allow_network else []:
@@ -224,7 +259,7 @@ def fetch(
         if got != want:
             tried.append(f"{url}: checksum mismatch (sha256 {got}, expected {want})")
             continue
-        atomic_write_bytes(dest, data)
+        _write(dest, atomic_write_bytes, dest, data)
         log.info("%s: downloaded from %s (sha256 ok)", relpath, url)
         return url
     if not allow_network:

@@ -13,15 +13,20 @@ RAW = Path("data/raw/superposition_paper")
 
 RULES = {
     "paperfigs_fig8": Rule(
-        params={"n_boot": Key("paperfigs.n_boot"), "seed": Key("paperfigs.seed")}, mem_mb=2000, runtime=10
+        params={"n_boot": Key("paperfigs.n_boot"), "seed": Key("paperfigs.seed")},
+        sources=True,
+        mem_mb=2000,
+        runtime=10,
     ),
     "paperfigs_fig8b": Rule(
         params={"n_boot": Key("paperfigs.law_n_boot"), "seed": Key("paperfigs.seed")},
+        sources=True,
         mem_mb=4000,
         runtime=20,
     ),
-    "paperfigs_toy": Rule(mem_mb=2000, runtime=10),
-    "paperfigs_regimes": Rule(mem_mb=2000, runtime=10),
+    # the readings check their pinned PDFs and fetch a damaged one again (sources: not a rerun trigger)
+    "paperfigs_toy": Rule(sources=True, mem_mb=2000, runtime=10),
+    "paperfigs_regimes": Rule(sources=True, mem_mb=2000, runtime=10),
     "paperfigs_section": Rule(
         params={"loss_summed": Key("superposition.analysis.loss_summed_over_features")},
         mem_mb=2000,

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from depthwidth.download.fetch import check_pinned, load_manifest
 from depthwidth.integrity import write_json, write_table
 from depthwidth.paperfigs.fig1 import read_fig1
 from depthwidth.paperfigs.fig3 import read_fig3
@@ -25,10 +26,32 @@ from depthwidth.paperfigs.fig8fit import losses, notebook_fit, refits, stationar
 from depthwidth.paperfigs.notebook import read_fit_notebook
 
 
+def check_inputs(paths, rule: str, sources: dict | None) -> None:
+    """Check each pinned file a rule reads against its pinned SHA-256 before it is read (a truncated PDF,
+    a flipped byte or another valid PDF in its place would otherwise fail deep in the reading, naming
+    neither the file nor a fix). A damaged one is fetched again from ``sources`` (the rule's mirrors and
+    network settings) and the rule goes on with the pinned bytes; where that fails, ``IntegrityError``
+    names the file, the cause and ``snakemake --cores all <your target> --forcerun <rule>``
+    (``download.fetch.check_pinned``)."""
+    manifest = load_manifest()
+    for path in paths:
+        check_pinned(path, manifest, rule=rule, sources=sources)
+
+
 def paperfigs_fig8(
-    pdf: str, notebook: str, *, n_boot: int, seed: int, points_csv: str, fits_csv: str, summary_json: str
+    pdf: str,
+    notebook: str,
+    *,
+    n_boot: int,
+    seed: int,
+    points_csv: str,
+    fits_csv: str,
+    summary_json: str,
+    sources: dict | None = None,
 ) -> dict:
-    """Rule paperfigs_fig8: Fig. 8a's points, the overlap fits, the notebook's fit, the reading summary."""
+    """Rule paperfigs_fig8: Fig. 8a's points, the overlap fits, the notebook's fit, the reading summary.
+    The PDF and the notebook are checked against their pins first (``check_inputs``)."""
+    check_inputs([pdf, notebook], "paperfigs_fig8", sources)
     df, summary = read_fig8a(pdf)
     fits = overlap_fits(df, n_boot=n_boot, seed=seed)
     nb = read_fit_notebook(notebook)
@@ -46,11 +69,20 @@ def paperfigs_fig8(
 
 
 def paperfigs_fig8b(
-    pdf: str, notebook: str, *, n_boot: int, seed: int, points_csv: str, fits_csv: str, summary_json: str
+    pdf: str,
+    notebook: str,
+    *,
+    n_boot: int,
+    seed: int,
+    points_csv: str,
+    fits_csv: str,
+    summary_json: str,
+    sources: dict | None = None,
 ) -> dict:
     """Rule paperfigs_fig8b: Fig. 8b's 108 points read by the drawing-model fit, their losses (model part +
     the notebook's B_g), the notebook's procedure rerun on them, the converged refits and the stationarity
-    check of the printed fit."""
+    check of the printed fit. The PDF and the notebook are checked against their pins first."""
+    check_inputs([pdf, notebook], "paperfigs_fig8b", sources)
     nb = read_fit_notebook(notebook)
     pts, read = read_fig8b(pdf, nb["model_classes"], nb["data_names"], prior=(nb["A"], nb["alpha"]))
     df = losses(pts, nb["B"])
@@ -84,9 +116,12 @@ def paperfigs_toy(
     fig5b_csv: str,
     fig1_csv: str,
     summary_json: str,
+    sources: dict | None = None,
 ) -> dict:
     """Rule paperfigs_toy: Fig. 4b's heat map decoded, Figs. 6e's and 5b's points read, with the
-    cross-checks (4b against 6e; 5b against the 6e points at the same cells), and Fig. 1b/1d's losses."""
+    cross-checks (4b against 6e; 5b against the 6e points at the same cells), and Fig. 1b/1d's losses.
+    The PDFs are checked against their pins first."""
+    check_inputs([fig4_pdf, fig6_pdf, fig5_pdf, fig1_pdf], "paperfigs_toy", sources)
     f4, s4 = read_fig4b(fig4_pdf)
     f6, s6 = read_fig6e(fig6_pdf)
     f5, s5 = read_fig5b(fig5_pdf)
@@ -136,10 +171,12 @@ def paperfigs_regimes(
     *,
     tables: dict,
     summary_json: str,
+    sources: dict | None = None,
 ) -> dict:
     """Rule paperfigs_regimes: the points of Figs. 3a/3b, 4a (bars), 5a, 6c/6d and 7a/7b (``tables``: name -> csv path, the
     names of ``outputs.REGIMES_TABLES``) and one summary per figure (counts, tick residuals, decoding
-    errors, the panels' inferred settings)."""
+    errors, the panels' inferred settings). The PDFs are checked against their pins first."""
+    check_inputs([fig3_pdf, fig4_pdf, fig5_pdf, fig6_pdf, fig7_pdf], "paperfigs_regimes", sources)
     a3, b3, s3 = read_fig3(fig3_pdf)
     b4, s4 = read_fig4a(fig4_pdf)
     p5, s5 = read_fig5a(fig5_pdf)

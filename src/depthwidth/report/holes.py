@@ -5,8 +5,10 @@ consumers are all present and up to date: it answers "Nothing to be done" (Snake
 output only for target jobs and for the dependencies of jobs that run). After a failed ``--forcerun`` the
 cells of the failed jobs would stay missing while the report still shows the results made from them.
 ``missing_upstream`` finds those files by walking the rules backwards from the report's inputs, as
-Snakemake builds its DAG, and ``remake_command`` gives the one command that remakes them and then the
-sections and the report that use them (missing target files make their jobs run, and every job
+Snakemake builds its DAG, and keeps those that Snakemake's records (``.snakemake/metadata``) list as an
+input of a present output (not those whose producing job left a log: Snakemake deletes a job's old log
+when the job starts, so a job killed in its first second leaves none). ``remake_command`` gives the one
+command that remakes them and then the sections and the report that use them (missing target files make their jobs run, and every job
 downstream of a job that runs runs too). ``rules/common.smk`` (``stop_on_missing``) stops the workflow
 with both before any job starts.
 
@@ -75,39 +77,103 @@ def leftover_outputs(rules, metadata: str | Path = METADATA) -> dict[str, str]:
     }
 
 
-def leftover_message(leftovers: dict[str, str], shown: int = 10) -> str:
+LEFTOVER_SCRIPT = Path(".snakemake") / "move_leftover_outputs.sh"
+
+
+def _seal(path: str) -> str:
+    """The seal beside ``path`` (``depthwidth.integrity.seal_path``: ``.<name>.seal.json``)."""
+    p = Path(path)
+    return str(p.with_name(f".{p.name}.seal.json"))
+
+
+def leftover_moves(leftovers: dict[str, str], dest: str = "$dest") -> list[str]:
+    """One shell command per leftover file: make its folder under ``dest`` and move the file there, with its
+    seal where it has one, keeping its path relative to the working folder."""
+    out = []
+    for f in sorted(leftovers):
+        folder = os.path.dirname(f)
+        target = f'"{dest}"/{shlex.quote(folder)}' if folder else f'"{dest}"'
+        files = [f] + ([_seal(f)] if os.path.exists(_seal(f)) else [])
+        out.append(f"mkdir -p {target} && mv -- {' '.join(map(shlex.quote, files))} {target}/")
+    return out
+
+
+def write_leftover_script(leftovers: dict[str, str], path: str | Path = LEFTOVER_SCRIPT) -> Path:
+    """A shell script that moves every leftover file and its seal into a folder given as its argument
+    (default ``../old_results``), keeping their paths: ``sh <path> [DEST]``, run in the working folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "#!/bin/sh",
+        f"# Moves the {len(leftovers)} file(s) that no rule of this workflow makes now, each with its seal,",
+        "# out of the working folder into DEST (default ../old_results), keeping their paths.",
+        "# Run it in the working folder: sh " + str(path) + " [DEST]",
+        "set -e",
+        'dest="${1:-../old_results}"',
+        *leftover_moves(leftovers),
+        'echo "moved ' + str(len(leftovers)) + ' file(s) and their seals to $dest"',
+    ]
+    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    tmp.write_text("\n".join(lines) + "\n")
+    os.chmod(tmp, 0o755)
+    os.replace(tmp, path)
+    return path
+
+
+def leftover_message(leftovers: dict[str, str], shown: int = 10, script: str | Path = LEFTOVER_SCRIPT) -> str:
+    """The warning that names the leftover files, their seals and the command that moves them all
+    (``sh <script>``, written by :func:`write_leftover_script`)."""
     files = sorted(leftovers)
-    lines = "\n".join(f"  - {f} (rule {leftovers[f]})" for f in files[:shown]) + (
+
+    def line(f):
+        seal = f"; seal {_seal(f)}" if os.path.exists(_seal(f)) else ""
+        return f"  - {f} (rule {leftovers[f]}{seal})"
+
+    lines = "\n".join(line(f) for f in files[:shown]) + (
         f"\n  - … and {len(files) - shown} more" if len(files) > shown else ""
     )
+    moves = leftover_moves(leftovers, "../old_results")
     return (
         f"{len(files)} file(s) were made by a rule of an earlier version that no rule of this workflow "
         f"makes now (an upgrade renamed or moved its outputs):\n{lines}\n"
         "Nothing reads them and the report does not show them; their numbers are not this version's. "
-        "Delete them, or move them out of the working folder to keep them, e.g.\n"
-        f"  mkdir -p ../old_results && mv {' '.join(shlex.quote(f) for f in files[:3])}"
-        f"{' …' if len(files) > 3 else ''} ../old_results/"
+        "Delete them with their seals, or move them out of the working folder to keep them (each with "
+        f"its seal, keeping its path):\n  sh {script} ../old_results\n"
+        + (
+            "which runs:\n" + "\n".join(f"  {m}" for m in moves)
+            if len(moves) <= 3
+            else f"which runs one such line per file, e.g.\n  {moves[0]}"
+        )
     )
 
 
 def missing_upstream(
     inputs: list[str], outputs: list[str], rules, metadata: str | Path = METADATA
 ) -> dict[str, str]:
-    """Every file that a job which ran before made, that is missing now, and that is read by a job whose
-    outputs all exist (so Snakemake would neither run that job nor remake the file): among ``inputs`` when
-    all of ``outputs`` (the report's) exist, and among the inputs of every job upstream of them. "Ran
-    before": the producing job's log file exists (Snakemake keeps the log of a failed job and deletes its
-    outputs); a file of a job that never ran (a cell just added to a grid) is left to Snakemake.
-    ``rules``: Snakemake ``Rule`` objects (``workflow.rules``). Of those, only the files that some present
-    output was recorded as built from (``recorded_inputs`` of ``metadata``; all of them where there are no
-    records). Returns file -> the rule that makes it."""
-    holes = {
-        path: rule.name
+    """Every file that is missing now, that a job made before, and that is read by a job whose outputs all
+    exist (so Snakemake would neither run that job nor remake the file): among ``inputs`` when all of
+    ``outputs`` (the report's) exist, and among the inputs of every job upstream of them.
+
+    "Made before" is read from Snakemake's own records (``metadata``, ``.snakemake/metadata``): the file is
+    among the inputs recorded for an output that is present (``recorded_inputs``), so a present result was
+    built from it. Snakemake writes those records when a job ends and keeps them when a later job that
+    makes the file fails or is killed (it deletes only the records of that job's own outputs), whereas it
+    deletes a job's old log when the job starts: a job killed before its script opened the log leaves no log
+    but the records of the files made from its outputs. A file of a job that never ran (a cell just added
+    to a grid) is in no record and is left to Snakemake. Only where no record of a present output can be
+    read (a folder copied without ``.snakemake/``) does the producing job's log stand in for the records.
+    ``rules``: Snakemake ``Rule`` objects (``workflow.rules``). Returns file -> the rule that makes it."""
+    missing = {
+        path: (rule, wildcards)
         for path, rule, wildcards, consumer_done, _ in walk_upstream(inputs, rules, all_exist(outputs))
-        if consumer_done and not os.path.exists(path) and all_exist(rule.expand_log(wildcards))
+        if consumer_done and not os.path.exists(path)
     }
-    built_from = recorded_inputs(metadata) if holes else None
-    return holes if built_from is None else {h: r for h, r in holes.items() if h in built_from}
+    if not missing:
+        return {}
+    built_from = recorded_inputs(metadata)
+    if built_from is None:
+        return {h: r.name for h, (r, w) in missing.items() if all_exist(r.expand_log(w))}
+    return {h: r.name for h, (r, _) in missing.items() if h in built_from}
 
 
 def remake_command(target: str, missing: list[str]) -> str:
