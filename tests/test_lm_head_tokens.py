@@ -80,7 +80,7 @@ def test_section_puts_alpha_minus_one_beside_the_width_exponent(tmp_path):
     row, norms = geometry(torch.randn(500, 32, generator=torch.Generator().manual_seed(0)), abs_rows=50)
     geo = pd.DataFrame([{"model": "toy", "family": "toy", "width": 32, **row}])
     loss = pd.DataFrame(columns=["model", "family", "width", "corpus", "loss_nats"])
-    fit = {"status": "skipped", "reason": "only 1 distinct width(s) (32); need 3"}
+    fit = {"status": "skipped", "reason": "only 1 distinct width (32); the width exponent needs at least 3"}
     counts = 1000.0 * np.arange(1, 301, dtype=float) ** -1.02
     tf = zipf_fit(counts, 10, 300)
     token_fit = pd.DataFrame(

@@ -119,6 +119,54 @@ def headline_row(quantity: str, paper: str, value, err, agree, source: str, note
     }
 
 
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and not math.isfinite(x))
+
+
+def headline_records(comparisons: pd.DataFrame) -> list[dict]:
+    """The rows of a stage's ``comparisons.csv`` marked ``headline``, as dicts for :func:`write_section`
+    (missing numbers as None). Each keeps every column of the record and adds ``agree`` (True for "yes" and
+    "reproduced exactly", False for "no", else None) and ``source`` (the paper's source), the keys the
+    headline table has read so far."""
+    rows = []
+    for r in comparisons[comparisons["headline"]].to_dict("records"):
+        r = {k: (None if _missing(v) else v) for k, v in r.items()}
+        r["agree"] = {"yes": True, "reproduced exactly": True, "no": False}.get(r["verdict"])
+        r["source"] = r.get("paper_source") or ""
+        rows.append(r)
+    return rows
+
+
+def _our_value(r: dict) -> str:
+    if _missing(r.get("value")):
+        return str(r.get("value_text") or "–")
+    if r.get("at_bound"):
+        return f"{r['value']:.3g} (at a bound: {r['at_bound']}; no error)"
+    return fmt_pm(float(r["value"]), None if _missing(r.get("err")) else float(r["err"]))
+
+
+def comparisons_html(comparisons: pd.DataFrame, caption: str | None = None) -> str:
+    """A stage's comparison records (``comparisons.csv``) as a table with readable headers: what is
+    compared, the paper's statement, our value ± error, how the error was made, the test and the verdict."""
+    if comparisons.empty:
+        return ""
+    rows = []
+    for r in comparisons.to_dict("records"):
+        r = {k: (None if _missing(v) else v) for k, v in r.items()}
+        rows.append(
+            {
+                "Quantity": r["quantity"],
+                "Paper": r["paper_text"],
+                "This run": _our_value(r),
+                "Error": r["err_method"] if r.get("err_method") not in (None, "none") else "–",
+                "Test": r.get("test") or "–",
+                "Verdict": r["verdict_text"],
+                "Note": r.get("note") or "",
+            }
+        )
+    return table_html(pd.DataFrame(rows), caption)
+
+
 def write_section(
     html_path: str | Path,
     json_path: str | Path,
