@@ -507,9 +507,15 @@ def test_bulk_share_compared_only_in_the_papers_setting():
     c = bulk_comparison("pythia", s)
     assert c.verdict == v.YES and c.err == pytest.approx(0.2, rel=0.15)  # percent
     assert c.err_unit == "documents" and c.err_resamples == 400 and "bootstrap interval" in c.test
-    llama = bulk_comparison("smollm", {**s, "extraction": {"architecture": "LlamaForCausalLM", "max_tokens": 256}})
-    assert llama.verdict == v.NOT_TESTED and "LlamaForCausalLM on documents of at most 256" in llama.verdict_text
-    far = bulk_comparison("pythia", {**s, "bulk_share_bootstrap": {"unit": "documents", "shares": [x - 0.05 for x in shares]}})
+    llama = bulk_comparison(
+        "smollm", {**s, "extraction": {"architecture": "LlamaForCausalLM", "max_tokens": 256}}
+    )
+    assert (
+        llama.verdict == v.NOT_TESTED and "LlamaForCausalLM on documents of at most 256" in llama.verdict_text
+    )
+    far = bulk_comparison(
+        "pythia", {**s, "bulk_share_bootstrap": {"unit": "documents", "shares": [x - 0.05 for x in shares]}}
+    )
     assert far.verdict == v.NO
     words = words_comparisons("pythia", s)
     assert [w.verdict for w in words] == [v.NOT_TESTED] * 2 and "in words" in words[0].verdict_text

@@ -328,7 +328,9 @@ def test_comparisons_are_data_and_the_section_renders_them(tmp_path):
     assert one["value"] == pytest.approx(1.0, abs=0.05) and one["verdict"] == v.NOT_TESTED
     assert "slope across widths tests that" in one["verdict_text"] and not one["headline"]
 
-    html, rows = render(geo, loss, fit, norms, comparisons, figures=Figures(tmp_path / "figures"), dead_fraction=0.1)
+    html, rows = render(
+        geo, loss, fit, norms, comparisons, figures=Figures(tmp_path / "figures"), dead_fraction=0.1
+    )
     assert html.count("<img") == 3 and "No fit" not in html
     assert html.count("m·mean squared overlap, toy-") == 3  # every record is shown, headline or not
     assert [r["key"] for r in rows] == ["alpha_m_width", "overlap_slope"]

@@ -228,7 +228,9 @@ def interval_test(
     return Verdict(NO, f"{claim:g} outside [{_fmt(low)}, {_fmt(high)}]", test, ex)
 
 
-def outside_test(low: float, high: float, other: float, other_err: float | None, k: float = K_SIGMA) -> Verdict:
+def outside_test(
+    low: float, high: float, other: float, other_err: float | None, k: float = K_SIGMA
+) -> Verdict:
     """A claim that our value is far from another (e.g. "α − 1 ≈ 0, not the LLMs' α_m = 0.91 ± 0.04"):
     "yes" where our whole range [``low``, ``high``] (an interval, or the span of a sensitivity check) lies
     outside ``other`` ± k·``other_err``, "no" where it overlaps that band."""

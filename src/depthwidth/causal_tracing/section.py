@@ -62,7 +62,7 @@ def model_figure(figures: Figures, model: str, jobs: list[tuple[dict, np.ndarray
 
 
 def _n(count: int, word: str) -> str:
-    """"1 model", "3 models"."""
+    """ "1 model", "3 models"."""
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 

@@ -142,14 +142,22 @@ def profiles_figure(samples: dict[str, pd.DataFrame], summaries: dict[str, dict]
             b, o = smp[smp.bulk], smp[~smp.bulk]
             ax.scatter(b.pc1, b.pc2, s=2, alpha=0.3, label=f"smooth bulk ({100 * s['bulk_share']:.1f} %)")
             ax.scatter(o.pc1, o.pc2, s=6, color="C3", label="outliers")
-            ax.set(xlabel=r"PC1 of the $\theta$ profile (rad)", ylabel=r"PC2 of the $\theta$ profile (rad)", title=name)
+            ax.set(
+                xlabel=r"PC1 of the $\theta$ profile (rad)",
+                ylabel=r"PC2 of the $\theta$ profile (rad)",
+                title=name,
+            )
             ax.legend(fontsize=7)
         ax = axes[1, j]
         for g, style in (("smooth bulk", "-"), ("outliers", "--")):
             prof = s["group_profiles_rad"].get(g) or []
             if prof:
                 ax.plot(s["theta_rel_depth"], np.asarray(prof) * DEG, ls=style, label=g)
-        ax.set(xlabel="relative depth $l/L$", ylabel=r"mean $\theta_l$ (degrees)", title=f"{name}: angle profiles")
+        ax.set(
+            xlabel="relative depth $l/L$",
+            ylabel=r"mean $\theta_l$ (degrees)",
+            title=f"{name}: angle profiles",
+        )
         ax.legend(fontsize=7)
     return fig
 
@@ -291,7 +299,9 @@ def groups_html(groups: dict[str, pd.DataFrame]) -> str:
     ]
     if "top_tokens" in g:
         top = g.loc[g["top_tokens"].notna(), ["model", "group", "top_tokens"]]
-        top = top.rename(columns={"model": "Model", "group": "Group", "top_tokens": "Most frequent tokens (×count)"})
+        top = top.rename(
+            columns={"model": "Model", "group": "Group", "top_tokens": "Most frequent tokens (×count)"}
+        )
         parts.append(table_html(top, "The most frequent tokens of each group."))
     return "\n".join(parts)
 

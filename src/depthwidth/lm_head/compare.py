@@ -64,7 +64,9 @@ def width_comparison(fit: dict) -> v.Comparison:
     err = v.NONE
     note = f"{fit['n_points']} points, {len(fit.get('models', []))} models, {fit['n_widths']} widths"
     if len([b for b in boot if np.isfinite(b)]) >= v.MIN_RESAMPLES:
-        err = v.choose_error(fit.get("alpha_err"), v.bootstrap_error(boot, fit.get("bootstrap_unit", "models")))
+        err = v.choose_error(
+            fit.get("alpha_err"), v.bootstrap_error(boot, fit.get("bootstrap_unit", "models"))
+        )
         if fit.get("alpha_err"):
             note += f"; covariance error {fit['alpha_err']:.2g}"
         verdict = v.difference_test(fit["alpha"], err, ALPHA_M_LLM.value, ALPHA_M_LLM.err)
