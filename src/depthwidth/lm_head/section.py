@@ -27,6 +27,7 @@ from depthwidth.sections import (
     comparisons_html,
     fmt_pm,
     headline_records,
+    plain_log_ticks,
     table_html,
     write_section,
 )
@@ -115,6 +116,9 @@ def _log_log(ax, xlabel: str, ylabel: str, legend_size: float = 8) -> None:
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=legend_size)
     ax.grid(alpha=0.3, which="both")
+    for axis, (lo, hi) in (("x", ax.get_xlim()), ("y", ax.get_ylim())):
+        if hi < 10 * lo:  # less than a decade: plain numbers, not 4×10⁰
+            plain_log_ticks(ax, axis)
 
 
 def fig_overlap(geo: pd.DataFrame):
@@ -141,8 +145,12 @@ def fig_overlap(geo: pd.DataFrame):
                 textcoords="offset points",
             )
     mm = np.geomspace(geo["m"].min() / 1.5, geo["m"].max() * 1.5, 50)
-    ax.plot(mm, 1 / mm, "k--", lw=1, label="1/m (random directions)")
-    _log_log(ax, "LM-head width m (columns)", "mean squared overlap ⟨(ŵᵢ·ŵⱼ)²⟩, i≠j (dimensionless)")
+    ax.plot(mm, 1 / mm, "k--", lw=1, label="$1/m$ (random directions)")
+    _log_log(
+        ax,
+        "LM-head width $m$ (columns)",
+        r"mean squared overlap $\langle(\hat w_i \cdot \hat w_j)^2\rangle$, $i \neq j$ (dimensionless)",
+    )
     return fig
 
 
@@ -155,7 +163,7 @@ def fig_norms(norms: dict[str, np.ndarray], dead_fraction: float | None):
         ax.axvline(
             dead_fraction, color="k", ls=":", lw=1, label=f"near-zero threshold ({dead_fraction:g}×median)"
         )
-    ax.set_xlabel("row norm ‖wᵢ‖ / median row norm (dimensionless)")
+    ax.set_xlabel(r"row norm $\|w_i\|$ / median row norm (dimensionless)")
     ax.set_ylabel("density (per unit of norm/median)")
     ax.set_yscale("log")
     ax.legend(fontsize=8)
@@ -172,7 +180,8 @@ def fig_loss(loss: pd.DataFrame, fit: dict):
         if fit.get("status") == "ok" and grp in fit["B"]:
             mm = np.geomspace(g["width"].min() / 1.3, g["width"].max() * 1.3, 60)
             ax.plot(mm, width_law(mm, fit["A"], fit["alpha"], fit["B"][grp]), color=c, lw=1)
-    _log_log(ax, "model width m (hidden size)", "next-token loss (nats per token)", legend_size=7)
+    _log_log(ax, "model width $m$ (hidden size)", "next-token loss (nats per token)", legend_size=7)
+
     return fig
 
 
