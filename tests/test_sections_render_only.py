@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "depthwidth"
@@ -138,3 +139,29 @@ def test_the_scan_fails_on_a_section_that_fits(tmp_path):
         "    return comparisons_html(c), headline_records(c)\n"
     )
     assert violations(renders, module="depthwidth.toy.section") == []
+
+
+def test_sections_render_comparison_records_with_readable_headers(tmp_path):
+    """What a section renders from its comparisons.csv: every record in a table with readable headers, no
+    error for a fit at a bound, and only the headline records handed on (with the verdict as ``agree``)."""
+    from depthwidth import verdicts as v
+    from depthwidth.sections import comparisons_html, headline_records
+
+    boot = v.bootstrap_error(np.random.default_rng(0).normal(0.9, 0.05, 400), "models")
+    records = [
+        v.compare("s", "a", "depth", "c", "α_m", v.difference_test(0.9, boot, 0.91, 0.04), value=0.9, err=boot,
+                  paper_value=0.91, paper_err=0.04),
+        v.compare("s", "b", "depth", "c", "α_ℓ", v.not_tested("the fit ends at a bound (alpha_m)"), value=10.0,
+                  err=boot, paper_value=1.2, bound_params=["alpha_m"], headline=False),
+        v.compare("s", "c", "depth", "c", "θ", v.not_tested("stated in words"), value_text="not run",
+                  paper_text="small"),
+    ]  # fmt: skip
+    v.write_comparisons(tmp_path / "c.csv", records)
+    df = v.read_comparisons(tmp_path / "c.csv", "s_compare")
+    html = comparisons_html(df)
+    assert html.count("<tr") == 4 and "<th>This run</th>" in html and "err_method" not in html
+    assert "0.9 ± 0.05" in html and "bootstrap over models, 400 resamples" in html
+    assert "10 (at a bound: alpha_m; no error)" in html and "not run" in html
+    rows = headline_records(df)
+    assert [r["key"] for r in rows] == ["a", "c"] and rows[0]["agree"] is True and rows[1]["agree"] is None
+    assert rows[1]["value"] is None and rows[0]["source"] == ""
