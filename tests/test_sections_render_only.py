@@ -159,7 +159,7 @@ def test_sections_render_comparison_records_with_readable_headers(tmp_path):
     v.write_comparisons(tmp_path / "c.csv", records)
     df = v.read_comparisons(tmp_path / "c.csv", "s_compare")
     html = comparisons_html(df)
-    assert html.count("<tr") == 4 and "<th>This run</th>" in html and "err_method" not in html
+    assert html.count("<tr") == 4 and ">This run</th>" in html and "err_method" not in html
     assert "0.9 ± 0.05" in html and "bootstrap over models, 400 resamples" in html
     assert "10 (at a bound: alpha_m; no error)" in html and "not run" in html
     rows = headline_records(df)

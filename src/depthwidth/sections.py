@@ -145,26 +145,46 @@ def _our_value(r: dict) -> str:
     return fmt_pm(float(r["value"]), None if _missing(r.get("err")) else float(r["err"]))
 
 
+def _cell(text: str, small: str = "") -> str:
+    extra = f"<br><span class='note'>{html.escape(small)}</span>" if small else ""
+    return f"<td style='text-align:left'>{html.escape(text)}{extra}</td>"
+
+
 def comparisons_html(comparisons: pd.DataFrame, caption: str | None = None) -> str:
-    """A stage's comparison records (``comparisons.csv``) as a table with readable headers: what is
-    compared, the paper's statement, our value ± error, how the error was made, the test and the verdict."""
+    """A stage's comparison records (``comparisons.csv``) as a table that fits the page, prose left-aligned:
+    what is compared, the paper's statement (and where it is read), our value ± error (and how the error
+    was made), the verdict with its why, and the test with the note."""
     if comparisons.empty:
         return ""
-    rows = []
+    head = "".join(
+        f"<th style='text-align:left;width:{w}'>{h}</th>"
+        for h, w in (
+            ("Quantity", "20%"),
+            ("Paper", "16%"),
+            ("This run", "16%"),
+            ("Verdict", "22%"),
+            ("Test and note", "26%"),
+        )
+    )
+    body = []
     for r in comparisons.to_dict("records"):
         r = {k: (None if _missing(v) else v) for k, v in r.items()}
-        rows.append(
-            {
-                "Quantity": r["quantity"],
-                "Paper": r["paper_text"],
-                "This run": _our_value(r),
-                "Error": r["err_method"] if r.get("err_method") not in (None, "none") else "–",
-                "Test": r.get("test") or "–",
-                "Verdict": r["verdict_text"],
-                "Note": r.get("note") or "",
-            }
+        err = r["err_method"] if r.get("err_method") not in (None, "none") else ""
+        test = "; ".join(str(x) for x in (r.get("test"), r.get("note")) if x)
+        body.append(
+            "<tr>"
+            + _cell(str(r["quantity"]))
+            + _cell(str(r["paper_text"]), str(r.get("paper_source") or ""))
+            + _cell(_our_value(r), err)
+            + _cell(str(r["verdict_text"]))
+            + _cell(test)
+            + "</tr>"
         )
-    return table_html(pd.DataFrame(rows), caption)
+    cap = f"<p class='cap'>{html.escape(caption)}</p>" if caption else ""
+    return (
+        f"{cap}<table class='tbl' style='table-layout:fixed;width:100%'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def write_section(

@@ -34,7 +34,7 @@ DEG = 180.0 / math.pi
 # that setting is compared with it; other models and shorter documents are shown, not compared.
 PAPER_BULK_ARCHITECTURE = "GPTNeoX"
 PAPER_BULK_MAX_TOKENS = 1024
-IN_WORDS = "the paper states this in words ({}), with no number or tolerance to test a value against"
+IN_WORDS = "the paper says this in words, with no number or tolerance to test against"
 
 
 def bulk_comparison(name: str, s: dict) -> v.Comparison:
@@ -122,7 +122,7 @@ def words_comparisons(name: str, s: dict) -> list[v.Comparison]:
             PAPER,
             CLAIM,
             quantity,
-            v.not_tested(IN_WORDS.format(f"“{paper}”")),
+            v.not_tested(IN_WORDS),
             value=value,
             paper_text=paper,
             paper_source=SOURCE,

@@ -302,7 +302,8 @@ def groups_html(groups: dict[str, pd.DataFrame]) -> str:
         top = top.rename(
             columns={"model": "Model", "group": "Group", "top_tokens": "Most frequent tokens (×count)"}
         )
-        parts.append(table_html(top, "The most frequent tokens of each group."))
+        table = table_html(top, "The most frequent tokens of each group.")
+        parts.append(table.replace("<td>", "<td style='text-align:left'>"))  # prose, not numbers
     return "\n".join(parts)
 
 
@@ -332,7 +333,10 @@ def render(
         figures.html(norm_progress_loss_figure(tables), "norm_progress_loss", LOSS_CAPTION),
         mask_note(summaries),
         precision_note(summaries),
-        table_html(models_table(summaries), models_caption(summaries, mid)),
+        table_html(
+            models_table(summaries).rename(columns=lambda c: c[0].upper() + c[1:] if c[0].isascii() else c),
+            models_caption(summaries, mid),
+        ),
         figures.html(profiles_figure(samples, summaries), "angle_profiles", PROFILES_CAPTION),
         groups_html(groups),
     ]

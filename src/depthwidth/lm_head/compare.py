@@ -219,10 +219,9 @@ def token_comparisons(token_fit: pd.DataFrame, fit: dict) -> list[v.Comparison]:
                 ),
                 paper_source=TOKEN_FREQUENCY_ALPHA.source,
                 note=(
-                    f"α = {r.alpha:.3f} over ranks {r.rank_min}–{r.rank_max}, {r.n_tokens} tokens in "
-                    f"{r.n_docs} documents{whole}; the fits over each half of the rank range give α − 1 from "
-                    f"{lo:.3f} to {hi:.3f}. No sampling error is stated: the OLS error over ranks "
-                    f"({r.alpha_err:.2g}) treats ranks as independent, and the rank-range span is larger"
+                    f"α = {r.alpha:.3f} over ranks {r.rank_min}–{r.rank_max} ({r.n_tokens} tokens, {r.n_docs} "
+                    f"documents{whole}); the range is α − 1 over all ranks and each half. No sampling error: "
+                    f"the OLS error ({r.alpha_err:.2g}) treats ranks as independent, and the range matters more"
                 ),
                 link=LINK,
             )

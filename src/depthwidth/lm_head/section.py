@@ -296,16 +296,16 @@ def token_frequencies_html(
     token_fit: pd.DataFrame, counts: dict[str, np.ndarray], width: dict | None, figures: Figures
 ) -> str:
     llm = (
-        f"this run's α_m = {_shown(width)}"
+        f"this run's α<sub>m</sub> = {html.escape(_shown(width))}"
         if width is not None and not pd.isna(width.get("value"))
-        else "this run has no α_m (see above)"
+        else "this run has no α<sub>m</sub>, see above"
     )
     intro = (
         "<h3>Token frequencies: what weak superposition would predict</h3><p>In the weak regime the loss "
         "is the frequency mass of the tokens a model cannot represent, so token frequencies p<sub>i</sub> ∝ "
         "i<sup>−α</sup> give α<sub>m</sub> = α − 1. The paper finds α near "
         f"{TOKEN_FREQUENCY_ALPHA.value:g} for real text, hence α<sub>m</sub> near 0, far from the LLMs' "
-        f"{ALPHA_M_LLM.text} ({html.escape(llm)}). Counted as the paper's script does: documents in "
+        f"{ALPHA_M_LLM.text} ({llm}). Counted as the paper's script does: documents in "
         "stream order, no special tokens, blank documents skipped, the last document counted whole.</p>"
     )
     table = token_fit.assign(ranks=[f"{a}–{b}" for a, b in zip(token_fit["rank_min"], token_fit["rank_max"])])
@@ -322,8 +322,8 @@ def token_frequencies_html(
             table_html(
                 _readable(table, TOKEN_HEADERS),
                 "Token-frequency exponents (token_frequency_fit.csv; its OLS errors and the fit's constant are "
-                "there). α − 1 is the weak-regime width exponent; the comparison with the LLMs' α_m is in "
-                "the table of comparisons below.",
+                "there). α − 1 is the weak-regime width exponent; its comparison with the LLMs' width "
+                "exponent is in the table of comparisons below.",
             ),
         ]
     )
