@@ -194,16 +194,16 @@ def bulk_share_bootstrap(
     replacement (a document drawn twice brings its tokens twice) and redoes the whole rule (principal
     components, robust distance, threshold). Tokens of one document share its topic and style, so the
     document, not the token, is the independent unit. ``theta`` (N, L) radians; ``doc_index`` (N,)."""
+    from depthwidth.laws.resample import resample_indices
+
     x = np.asarray(theta, dtype=np.float64)
-    docs, inverse = np.unique(np.asarray(doc_index), return_inverse=True)
-    rows_of = [np.flatnonzero(inverse == k) for k in range(len(docs))]
     rng = np.random.default_rng(seed)
     out = np.full(resamples, np.nan)
-    k = max(1, min(n_components, x.shape[1], max(len(x) - 1, 1))) if len(x) else 1
+    if len(x) < 2:
+        return out
+    k = max(1, min(n_components, x.shape[1], len(x) - 1))
     for b in range(resamples):
-        idx = np.concatenate([rows_of[j] for j in rng.integers(0, len(docs), len(docs))]) if len(docs) else []
-        if len(idx) < 2:
-            continue
+        idx = resample_indices(len(x), rng, doc_index)
         scores, _, _ = pca(x[idx], k)
         out[b] = float((robust_distance(scores) <= max_distance).mean())
     return out

@@ -23,6 +23,7 @@ import pandas as pd
 from depthwidth import verdicts as v
 from depthwidth.integrity import read_json, read_table
 from depthwidth.laws.loglog import power_law_fit
+from depthwidth.laws.resample import resample_indices
 from depthwidth.papers import ALPHA_M_LLM, TOKEN_FREQUENCY_ALPHA
 
 log = logging.getLogger("depthwidth.lm_head")
@@ -104,7 +105,7 @@ def overlap_slope(geo: pd.DataFrame, resamples: int, seed: int) -> dict | None:
     rng = np.random.default_rng(seed)
     boots = np.full(resamples, np.nan)
     for b in range(resamples):
-        idx = rng.integers(0, len(m), len(m))
+        idx = resample_indices(len(m), rng)
         if len(np.unique(m[idx])) >= 2:
             boots[b] = -power_law_fit(m[idx], y[idx])["exponent"]
     return {"slope": -fit["exponent"], "stderr": fit["stderr"], "bootstrap": boots}
