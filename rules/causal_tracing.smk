@@ -30,14 +30,34 @@ rule causal_tracing_trace:
         "../scripts/causal_tracing_trace.py"
 
 
+# The pairs and peak-depth tables and every comparison with the paper, as data; the section renders them.
+rule causal_tracing_compare:
+    input:
+        **causal_tracing_pipeline.compare_inputs(config),
+    output:
+        pairs="results/causal_tracing/pairs.csv",
+        peaks="results/causal_tracing/peak_depths.csv",
+        comparisons="results/causal_tracing/comparisons.csv",
+    log:
+        "logs/causal_tracing/compare.log",
+    benchmark:
+        "benchmarks/causal_tracing/compare.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("causal_tracing_compare"),
+    params:
+        **RULES.params("causal_tracing_compare"),
+    script:
+        "../scripts/causal_tracing_compare.py"
+
+
 rule causal_tracing_section:
     input:
         **causal_tracing_pipeline.section_inputs(config),
     output:
         html="results/causal_tracing/section.html",
         headline="results/causal_tracing/headline.json",
-        pairs="results/causal_tracing/pairs.csv",
-        peaks="results/causal_tracing/peak_depths.csv",
         figures=report(
             directory("results/causal_tracing/figures"),
             patterns=["{name}.png"],

@@ -55,6 +55,27 @@ rule hidden_states_stats:
         "../scripts/hidden_states_stats.py"
 
 
+# Every comparison of the stage with the paper, as data (results/hidden_states/comparisons.csv); the
+# section renders it.
+rule hidden_states_compare:
+    input:
+        **hidden_states_pipeline.compare_inputs(config),
+    output:
+        comparisons="results/hidden_states/comparisons.csv",
+    log:
+        "logs/hidden_states/compare.log",
+    benchmark:
+        "benchmarks/hidden_states/compare.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("hidden_states_compare"),
+    params:
+        **RULES.params("hidden_states_compare"),
+    script:
+        "../scripts/hidden_states_compare.py"
+
+
 rule hidden_states_section:
     input:
         **hidden_states_pipeline.section_inputs(config),

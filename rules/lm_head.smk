@@ -146,6 +146,26 @@ rule lm_head_token_fit:
         "../scripts/lm_head_token_fit.py"
 
 
+# Every comparison of the stage with the paper, as data (results/lm_head/comparisons.csv); the section renders it.
+rule lm_head_compare:
+    input:
+        **lm_head_pipeline.compare_inputs(config),
+    output:
+        comparisons="results/lm_head/comparisons.csv",
+    log:
+        "logs/lm_head/compare.log",
+    benchmark:
+        "benchmarks/lm_head/compare.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("lm_head_compare"),
+    params:
+        **RULES.params("lm_head_compare"),
+    script:
+        "../scripts/lm_head_compare.py"
+
+
 rule lm_head_section:
     input:
         **lm_head_pipeline.section_inputs(config),

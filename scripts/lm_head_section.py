@@ -6,6 +6,7 @@ from depthwidth.logs import setup_logging
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
 lm_head_section(
+    sm.input.comparisons,
     sm.input.geometry,
     sm.input.loss,
     sm.input.fit,

@@ -9,6 +9,8 @@ lm_head_width_fit(
     list(sm.input.geometry),
     list(sm.input.loss),
     min_widths=sm.params.fit["min_widths"],
+    bootstrap_resamples=sm.params.fit["bootstrap_resamples"],
+    seed=sm.params.fit["seed"],
     geometry_csv=sm.output.geometry,
     loss_csv=sm.output.loss,
     fit_json=sm.output.fit,

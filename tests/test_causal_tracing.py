@@ -198,26 +198,41 @@ def test_rules_end_to_end_on_a_tiny_local_model(tmp_path, tok):
     assert np.load(work / "results/causal_tracing/tiny-neox/needle.npy").shape == (3, summary["n_tokens"])
     assert (work / "results/causal_tracing/figures/trace_tiny-neox.png").is_file()
     html = (work / "results/causal_tracing/section.html").read_text()
-    assert "figures/trace_tiny-neox.png" in html and "peak_depth" in html
+    assert "figures/trace_tiny-neox.png" in html and "Peak depth" in html
+    comparisons = (work / "results/causal_tracing/comparisons.csv").read_text()
+    assert "not tested" in comparisons and "Pythia-12B" in comparisons
 
 
-def test_headline_rows_only_for_the_papers_pair():
-    from depthwidth.causal_tracing.section import headline
+def test_comparisons_only_for_the_papers_pair():
+    """The paper's pair traced: p_clean compared digit for digit (same model, sentence and procedure),
+    p_corrupt (one noise draw in the paper) not tested with a single draw; another model gives no record.
+    A run without the paper's pair says so in words."""
+    from depthwidth import verdicts as v
+    from depthwidth.causal_tracing.compare import comparisons
 
     s = {
         "model": "pythia-12b",
         "model_id": "EleutherAI/pythia-12b",
+        "fact": "needle",
         "text": "The space needle is in downtown Seattle",
         "p_clean": 0.3607,
         "p_corrupt": 0.0116,
+        "p_corrupt_samples": [0.0116],
         "noise_samples": 1,
     }
-    rows = headline([(s, None), ({**s, "model_id": "EleutherAI/pythia-1b"}, None)])
-    assert [r["quantity"] for r in rows] == [
+    rows = comparisons([(s, None), ({**s, "model_id": "EleutherAI/pythia-1b"}, None)])
+    assert [r.quantity for r in rows] == [
         "causal tracing p_clean, pythia-12b",
         "causal tracing p_corrupt, pythia-12b",
     ]
-    assert rows[0]["paper"] == "0.36" and rows[0]["agree"] is True and rows[1]["agree"] is None
+    assert rows[0].paper_text == "0.36" and rows[0].verdict == v.EXACT
+    assert rows[1].verdict == v.NOT_TESTED and "1 draw, too few" in rows[1].verdict_text
+    assert comparisons([({**s, "p_clean": 0.3412}, None)])[0].verdict == v.NO
+    many = comparisons([({**s, "p_corrupt_samples": list(np.linspace(0.005, 0.03, 40))}, None)])[1]
+    assert many.verdict == v.YES and "range of single draws" in many.test
+    other = comparisons([({**s, "model": "smollm2-135m", "model_id": None}, None)])
+    assert [r.verdict for r in other] == [v.NOT_TESTED] * 2 and all(r.value_text == "not run" for r in other)
+    assert "this run traces smollm2-135m on 1 fact " in other[0].verdict_text
 
 
 def test_bf16_trace_loads_the_model_as_the_paper(tmp_path, tok):

@@ -91,8 +91,10 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "depth_toy_section": 1,
         "hidden_states_extract": len(hs["models"]),
         "hidden_states_stats": len(hs["models"]),
+        "hidden_states_compare": 1,
         "hidden_states_section": 1,
         "causal_tracing_trace": len(ct["models"]),
+        "causal_tracing_compare": 1,
         "causal_tracing_section": 1,
         "lm_head_geometry": len(lm["models"]),
         "lm_head_corpus": len(lm["loss"]["corpora"]),
@@ -100,6 +102,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "lm_head_width_fit": 1,
         "lm_head_token_counts": len(tf["tokenizers"]) * len(tf["corpora"]),
         "lm_head_token_fit": 1,
+        "lm_head_compare": 1,
         "lm_head_section": 1,
         # the paper's figures read back (Fig. 8a, 8b; Figs. 1b/1d, 4b, 5b, 6e) and their section
         **{f"paperfigs_{r}": 1 for r in ("fig8", "fig8b", "toy", "regimes", "section")},

@@ -467,3 +467,56 @@ def test_section_says_how_the_angles_were_computed():
     ours = precision_note({"a": {"extraction": {"angle_precision": "float32"}}})
     assert "All angles shown" in paper and "paper_bf16" in paper and "5.07°" in paper
     assert "computed in float32" in ours and "All angles" not in ours
+
+
+def test_bulk_share_error_resamples_documents_not_tokens():
+    """Outliers that come whole documents at a time (40 documents, 4 of them odd): the bootstrap over
+    documents gives about the error of a share of 40 documents, several times the binomial error of
+    2000 independent tokens, which the tokens are not."""
+    from depthwidth.hidden_states.stats import bulk_share_bootstrap, token_clusters
+
+    rng = np.random.default_rng(0)
+    depth = np.linspace(0, 1, 12)
+    smooth = 0.2 + 0.05 * np.sin(3 * depth)
+    theta = smooth + rng.normal(0, 0.01, (2000, 12))
+    doc = np.repeat(np.arange(40), 50)
+    theta[doc < 4] += 0.5 * depth  # whole documents with another profile
+    share = token_clusters(theta).bulk.mean()
+    assert share == pytest.approx(0.9)
+    boot = bulk_share_bootstrap(theta, doc, 300, seed=1)
+    binomial = np.sqrt(share * (1 - share) / len(theta))
+    assert np.isfinite(boot).all() and np.std(boot) > 4 * binomial
+    assert np.std(boot) == pytest.approx(np.sqrt(0.9 * 0.1 / 40), rel=0.3)
+
+
+def test_bulk_share_compared_only_in_the_papers_setting():
+    from depthwidth import verdicts as v
+    from depthwidth.hidden_states.compare import bulk_comparison, words_comparisons
+
+    shares = list(np.random.default_rng(0).normal(0.995, 0.002, 400))
+    s = {
+        "n_tokens": 5000,
+        "bulk_share": 0.995,
+        "bulk_share_err": 0.001,
+        "bulk_share_bootstrap": {"unit": "documents", "n_docs": 50, "shares": shares},
+        "bulk_rule": {"max_robust_distance": 6.0, "n_components": 2},
+        "extraction": {"architecture": "GPTNeoXForCausalLM", "max_tokens": 1024, "n_docs": 50},
+        "middle": [0.25, 0.75],
+        "middle_means_rad": {"theta": 0.3, "theta_dh": 1.6},
+    }
+    c = bulk_comparison("pythia", s)
+    assert c.verdict == v.YES and c.err == pytest.approx(0.2, rel=0.15)  # percent
+    assert c.err_unit == "documents" and c.err_resamples == 400 and "bootstrap interval" in c.test
+    llama = bulk_comparison(
+        "smollm", {**s, "extraction": {"architecture": "LlamaForCausalLM", "max_tokens": 256}}
+    )
+    assert (
+        llama.verdict == v.NOT_TESTED and "LlamaForCausalLM on documents of at most 256" in llama.verdict_text
+    )
+    far = bulk_comparison(
+        "pythia", {**s, "bulk_share_bootstrap": {"unit": "documents", "shares": [x - 0.05 for x in shares]}}
+    )
+    assert far.verdict == v.NO
+    words = words_comparisons("pythia", s)
+    assert [w.verdict for w in words] == [v.NOT_TESTED] * 2 and "in words" in words[0].verdict_text
+    assert words[1].value == pytest.approx(1.6 * 180 / np.pi)

@@ -62,7 +62,10 @@ def test_stage_runs_end_to_end(workdir):
     res = workdir / "results" / "hidden_states"
     rows = json.loads((res / "headline.json").read_text())
     bulk = [r for r in rows if r["quantity"].startswith("tokens in the smooth bulk")]
-    assert len(bulk) == 1 and 0 < bulk[0]["value"] <= 100 and bulk[0]["paper"].startswith("99.6")
+    assert len(bulk) == 1 and 0 < bulk[0]["value"] <= 100 and bulk[0]["paper_text"].startswith("99.6")
+    # its error: the bootstrap over the 6 documents; not tested (a Llama model on 40-token documents)
+    assert bulk[0]["err_unit"] == "documents" and bulk[0]["err_resamples"] >= 200
+    assert bulk[0]["verdict"] == "not tested" and "LlamaForCausalLM" in bulk[0]["verdict_text"]
     theta = [r for r in rows if r["quantity"].startswith("middle-layer mean θ,")][0]["value"]
     assert 0 < theta < 180
     layers = pd.read_csv(res / "layer_stats.csv")
@@ -89,7 +92,11 @@ def test_editing_stats_reruns_only_the_statistics(workdir):
         "-n",
         configfiles=("config/test.yaml", str(workdir / "overlay.yaml"), str(edit)),
     )
-    assert planned_jobs(proc) == {"hidden_states_stats": 1, "hidden_states_section": 1}
+    assert planned_jobs(proc) == {
+        "hidden_states_stats": 1,
+        "hidden_states_compare": 1,
+        "hidden_states_section": 1,
+    }
     proc = run_snakemake(
         workdir,
         "results/hidden_states/section.html",

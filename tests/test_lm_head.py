@@ -273,11 +273,8 @@ def test_corpus_loss_resumes_from_checkpoint(tmp_path):
     assert np.allclose(resumed["nll_nats"], full["nll_nats"], rtol=1e-6)
 
 
-def test_section_shows_fit_and_headline_rows(tmp_path):
+def _toy_geometry_and_loss():
     import pandas as pd
-
-    from depthwidth.lm_head.section import render
-    from depthwidth.sections import Figures
 
     rng = np.random.default_rng(2)
     geo_rows, loss_rows, norms = [], [], {}
@@ -300,44 +297,80 @@ def test_section_shows_fit_and_headline_rows(tmp_path):
     loss_rows.append(
         {**loss_rows[0], "model": "toy-512", "width": 512, "loss_nats": float(width_law(512, 30.0, 0.9, 2.0))}
     )
-    geo, loss = pd.DataFrame(geo_rows), pd.DataFrame(loss_rows)
-    fit = fit_width_law(loss["width"], loss["loss_nats"], loss["family"] + " / " + loss["corpus"])
-    html, rows = render(geo, loss, fit, norms, figures=Figures(tmp_path / "figures"), dead_fraction=0.1)
+    return pd.DataFrame(geo_rows), pd.DataFrame(loss_rows), norms
+
+
+def test_comparisons_are_data_and_the_section_renders_them(tmp_path):
+    """Rule lm_head_compare's records: α_m with its bootstrap over models, the overlap slope across widths
+    (random rows: −1), the per-model m·overlap shown and not tested; the section shows every record and
+    hands on only the headline ones."""
+    from depthwidth import verdicts as v
+    from depthwidth.lm_head.compare import overlap_comparisons, width_comparison
+    from depthwidth.lm_head.section import render
+    from depthwidth.sections import Figures
+
+    geo, loss, norms = _toy_geometry_and_loss()
+    fit = fit_width_law(
+        loss["width"], loss["loss_nats"], loss["family"] + " / " + loss["corpus"], models=loss["model"],
+        bootstrap_resamples=400,
+    )  # fmt: skip
+    assert fit["bootstrap_unit"] == "models" and len(fit["alpha_bootstrap"]) >= 200
+    records = [width_comparison(fit), *overlap_comparisons(geo, 400, 0)]
+    v.write_comparisons(tmp_path / "comparisons.csv", records)
+    comparisons = v.read_comparisons(tmp_path / "comparisons.csv", "lm_head_compare")
+    alpha = comparisons.set_index("key").loc["alpha_m_width"]
+    assert alpha["value"] == pytest.approx(0.9, abs=0.05) and alpha["verdict"] == v.YES
+    assert alpha["err_unit"] == "models" and alpha["err_resamples"] >= 200
+    slope = comparisons.set_index("key").loc["overlap_slope"]
+    assert slope["value"] == pytest.approx(-1.0, abs=0.03) and slope["verdict"] == v.YES
+    assert slope["allowance"] == pytest.approx(0.1) and "without an error" in slope["allowance_reason"]
+    one = comparisons.set_index("key").loc["m_overlap_toy-128"]
+    assert one["value"] == pytest.approx(1.0, abs=0.05) and one["verdict"] == v.NOT_TESTED
+    assert "slope across widths tests that" in one["verdict_text"] and not one["headline"]
+
+    html, rows = render(
+        geo, loss, fit, norms, comparisons, figures=Figures(tmp_path / "figures"), dead_fraction=0.1
+    )
     assert html.count("<img") == 3 and "No fit" not in html
-    alpha = rows[0]
-    assert alpha["value"] == pytest.approx(0.9, abs=0.05) and alpha["agree"] is True
-    over = {r["quantity"]: r for r in rows}
-    assert over["m·mean_sq_overlap, toy-128"]["value"] == pytest.approx(1.0, abs=0.05)
-    # one model's m·overlap is not the paper's claim: the slope across the three widths tests it
-    assert over["m·mean_sq_overlap, toy-128"]["agree"] is None
-    assert "the slope row tests the 1/m scaling" in over["m·mean_sq_overlap, toy-128"]["note"]
-    # random rows: overlap falls exactly like 1/m
-    slope = over["slope of log mean_sq_overlap vs log m"]
-    assert slope["value"] == pytest.approx(-1.0, abs=0.03) and slope["agree"] is True
+    assert html.count("m·mean squared overlap, toy-") == 3  # every record is shown, headline or not
+    assert [r["key"] for r in rows] == ["alpha_m_width", "overlap_slope"]
+    assert rows[0]["agree"] is True and rows[0]["paper_text"] == "0.91 ± 0.04"
+    assert "Mean sq. overlap" in html and "mean_sq_overlap" not in html  # readable headers
 
 
 @pytest.mark.parametrize("widths", [[576], [384, 576]])
 def test_overlap_scaling_is_not_tested_with_fewer_than_three_widths(widths):
-    """One width (or two) cannot test overlaps ∝ 1/m: the rows say so and why, and none says "no", even
-    for rows that share one direction (m·overlap far from 1, as SmolLM2-135M's embedding)."""
+    """One width (or two) cannot test overlaps ∝ 1/m: the records say so and why, and none says "no",
+    even for rows that share one direction (m·overlap far from 1, as SmolLM2-135M's embedding)."""
     import pandas as pd
 
-    from depthwidth.lm_head.section import geometry_headlines
-    from depthwidth.report.page import headline_table_html, verdict
+    from depthwidth import verdicts as v
+    from depthwidth.lm_head.compare import overlap_comparisons
 
     geo_rows = []
     for k, m in enumerate(widths):
         w = torch.randn(3000, m, generator=torch.Generator().manual_seed(k)) + 2.0  # a shared direction
         row, _ = geometry(w, abs_rows=100)
         geo_rows.append({"model": f"toy-{m}", "family": "toy", "width": m, **row})
-    rows = geometry_headlines(pd.DataFrame(geo_rows))
-    assert len(rows) == len(widths)  # no slope row
-    assert all(r["value"] > 50 for r in rows)  # far from random directions' 1
-    for r in rows:
-        assert r["agree"] is None and verdict(r) == ("untested", "not tested")
-        assert f"{len(widths)} width" in r["note"] and "three or more widths" in r["note"]
-    table = headline_table_html(rows, {"lm_head": True})
-    assert ">no<" not in table and table.count(">not tested<") == len(widths)
+    records = overlap_comparisons(pd.DataFrame(geo_rows), 200, 0)
+    assert len(records) == len(widths) + 1
+    assert all(r.value > 50 for r in records[:-1])  # far from random directions' 1
+    assert all(r.verdict == v.NOT_TESTED for r in records)
+    slope = records[-1]
+    assert slope.key == "overlap_slope" and slope.headline and slope.value is None
+    words = "one width (576)" if len(widths) == 1 else "2 widths (384, 576)"
+    assert words in slope.verdict_text and "three or more widths" in slope.verdict_text
+    assert "(s)" not in slope.verdict_text
+
+
+def test_width_exponent_not_tested_says_why_in_words():
+    from depthwidth import verdicts as v
+    from depthwidth.lm_head.compare import width_comparison
+
+    fit = fit_width_law([576, 576], [3.1, 3.2], ["llama / a", "llama / b"])
+    c = width_comparison(fit)
+    assert c.verdict == v.NOT_TESTED and c.value_text == "not fitted"
+    assert "only 1 distinct width (576); the width exponent needs at least 3" in c.verdict_text
 
 
 def test_config_cross_checks_name_the_key_and_fix():

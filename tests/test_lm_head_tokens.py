@@ -73,6 +73,8 @@ def test_counts_frame_ranks_and_fit_range_clipped():
 def test_section_puts_alpha_minus_one_beside_the_width_exponent(tmp_path):
     import torch
 
+    from depthwidth import verdicts as v
+    from depthwidth.lm_head.compare import token_comparisons, width_comparison
     from depthwidth.lm_head.geometry import geometry
     from depthwidth.lm_head.section import render
     from depthwidth.sections import Figures
@@ -80,7 +82,7 @@ def test_section_puts_alpha_minus_one_beside_the_width_exponent(tmp_path):
     row, norms = geometry(torch.randn(500, 32, generator=torch.Generator().manual_seed(0)), abs_rows=50)
     geo = pd.DataFrame([{"model": "toy", "family": "toy", "width": 32, **row}])
     loss = pd.DataFrame(columns=["model", "family", "width", "corpus", "loss_nats"])
-    fit = {"status": "skipped", "reason": "only 1 distinct width(s) (32); need 3"}
+    fit = {"status": "skipped", "reason": "only 1 distinct width (32); the width exponent needs at least 3"}
     counts = 1000.0 * np.arange(1, 301, dtype=float) ** -1.02
     tf = zipf_fit(counts, 10, 300)
     token_fit = pd.DataFrame(
@@ -98,11 +100,14 @@ def test_section_puts_alpha_minus_one_beside_the_width_exponent(tmp_path):
             }
         ]
     )
+    v.write_comparisons(tmp_path / "c.csv", [width_comparison(fit), *token_comparisons(token_fit, fit)])
+    comparisons = v.read_comparisons(tmp_path / "c.csv", "lm_head_compare")
     html, rows = render(
         geo,
         loss,
         fit,
         {"toy": norms},
+        comparisons,
         figures=Figures(tmp_path / "figures"),
         token_fit=token_fit,
         token_counts={"toy / c": counts},
@@ -112,8 +117,22 @@ def test_section_puts_alpha_minus_one_beside_the_width_exponent(tmp_path):
     assert weak["quantity"].startswith("α − 1 from token frequencies") and weak["value"] == pytest.approx(
         0.02
     )
-    assert weak["agree"] is True  # 0.02 is far from α_m = 0.91 ± 0.04: weak superposition does not explain it
-    assert "0.91 ± 0.04" in weak["paper"] and "weak_alpha_m" in html
+    # 0.02 (and its rank-range span) is far from α_m = 0.91 ± 0.04: weak superposition does not explain it
+    assert weak["verdict"] == v.YES and weak["agree"] is True
+    assert "0.91 ± 0.04" in weak["paper_text"] and "α − 1" in html
+    assert rows[0]["verdict"] == v.NOT_TESTED and "only 1 distinct width (32)" in rows[0]["verdict_text"]
+
+
+def test_weak_alpha_m_near_the_llms_is_a_no():
+    """Token frequencies that fall like i^-1.9 would give α − 1 ≈ 0.9: the paper's claim fails."""
+    from depthwidth import verdicts as v
+    from depthwidth.lm_head.compare import token_comparisons
+
+    tf = zipf_fit(1e6 * np.arange(1, 301, dtype=float) ** -1.9, 10, 300)
+    table = pd.DataFrame([{"tokenizer": "t", "corpus": "c", "n_docs": 1, "n_tokens": 1, "exhausted": False,
+                           **tf, "weak_alpha_m": tf["alpha"] - 1}])  # fmt: skip
+    (c,) = token_comparisons(table, {"status": "skipped"})
+    assert c.value == pytest.approx(0.9, abs=1e-9) and c.verdict == v.NO and "reaches" in c.verdict_text
 
 
 def test_config_check_names_a_tokenizer_typo():

@@ -34,9 +34,11 @@ def test_packaged_smollm2_geometry_and_loss(done):
     fit = json.loads((done / "results/lm_head/width_fit.json").read_text())
     assert fit["status"] == "skipped" and "1 distinct width" in fit["reason"]
     rows = json.loads((done / "results/lm_head/headline.json").read_text())
-    assert rows[0]["value"] == "not fitted" and rows[1]["value"] == pytest.approx(
-        r["m_times_mean_sq_overlap"]
-    )
+    assert rows[0]["value_text"] == "not fitted" and rows[0]["verdict"] == "not tested"
+    assert "only 1 distinct width (576)" in rows[0]["verdict_text"]
+    comparisons = pd.read_csv(done / "results/lm_head/comparisons.csv").set_index("key")
+    assert comparisons.loc["m_overlap_smollm2-135m", "value"] == pytest.approx(r["m_times_mean_sq_overlap"])
+    assert "m_overlap_smollm2-135m" not in {row["key"] for row in rows}  # shown in the section only
     assert (done / "results/lm_head/section.html").read_text().count("<img") == 4  # + token rank-frequency
 
 

@@ -135,7 +135,12 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                     "stats": {"sample_tokens": cfg["hidden_states"]["stats"]["sample_tokens"] + 10}
                 }
             },
-            {"hidden_states_stats": len(hs_models), "hidden_states_section": 1, **REPORT},
+            {
+                "hidden_states_stats": len(hs_models),
+                "hidden_states_compare": 1,
+                "hidden_states_section": 1,
+                **REPORT,
+            },
             {
                 f"results/hidden_states/{m}/{f}"
                 for m in hs_models
@@ -149,6 +154,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
             {
                 "lm_head_loss": len(lm_models) * n_lm_corpora,
                 "lm_head_width_fit": 1,
+                "lm_head_compare": 1,
                 "lm_head_section": 1,
                 **REPORT,
             },
@@ -252,7 +258,13 @@ def test_new_model_in_one_stage_plans_only_its_cells(done, tmp_path):
     new = next(m for m in ("minilm-l6", "smollm2-135m") if m not in have)
     change = {"hidden_states": {"models": [*cfg["hidden_states"]["models"], new]}}
     got = dry_run(done, configs=[*BASE_CONFIGS, overlay(tmp_path, "new_model", change)])
-    expected = {"hidden_states_extract": 1, "hidden_states_stats": 1, "hidden_states_section": 1, **REPORT}
+    expected = {
+        "hidden_states_extract": 1,
+        "hidden_states_stats": 1,
+        "hidden_states_compare": 1,
+        "hidden_states_section": 1,
+        **REPORT,
+    }
     if not (done / "data" / "models" / new / "manifest.json").exists():
         expected["model_fetch"] = 1
     assert got == expected, f"adding model {new} plans {got}"

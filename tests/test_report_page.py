@@ -228,33 +228,3 @@ def test_headline_verdicts_and_the_configuration_stated_once():
     assert "configuration</th>" not in table and "reduced (see below)" not in table
     assert table.count("reduced settings in") == 1 and table.index("reduced settings") < table.index("<table")
     assert "<b>lm_head</b>" in table and "the papers' settings in chinchilla" in table
-
-
-def test_smooth_bulk_share_is_compared_only_in_the_papers_setting():
-    """The paper's 99.6 % is Pythia's on 1024-token documents: another architecture or shorter documents
-    are shown as 'not tested' (with why); the paper's setting gets a real yes or no."""
-    from depthwidth.hidden_states.section import headline_rows
-
-    def summary(arch, max_tokens, share, err):
-        return {
-            "extraction": {"architecture": arch, "max_tokens": max_tokens, "n_docs": 16},
-            "middle": [0.25, 0.75],
-            "bulk_share": share,
-            "bulk_share_err": err,
-            "n_tokens": 3000,
-            "bulk_rule": {"max_robust_distance": 6.0},
-            "middle_means_rad": {"theta": 0.3, "theta_dh": 1.6},
-        }
-
-    rows = headline_rows(
-        {
-            "smol": summary("LlamaForCausalLM", 256, 0.988, 0.002),
-            "pythia-ok": summary("GPTNeoXForCausalLM", 1024, 0.995, 0.001),
-            "pythia-off": summary("GPTNeoXForCausalLM", 1024, 0.90, 0.001),
-        }
-    )
-    bulk = {r["quantity"]: r for r in rows if r["quantity"].startswith("tokens in the smooth bulk")}
-    smol = bulk["tokens in the smooth bulk, smol (%)"]
-    assert smol["agree"] is None and "Not tested" in smol["note"] and "LlamaForCausalLM" in smol["note"]
-    assert bulk["tokens in the smooth bulk, pythia-ok (%)"]["agree"] is True
-    assert bulk["tokens in the smooth bulk, pythia-off (%)"]["agree"] is False

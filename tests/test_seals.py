@@ -324,7 +324,7 @@ def test_lm_head_consumers_check_what_they_read(tmp_path):
     )
     _damage(Path(out["loss_csv"]), "drop_rows")
     with pytest.raises(IntegrityError, match=r"loss\.csv.*forcerun lm_head_width_fit"):
-        lm_head_section(out["geometry_csv"], out["loss_csv"], out["fit_json"], **section)
+        lm_head_section("unused.csv", out["geometry_csv"], out["loss_csv"], out["fit_json"], **section)
     assert not (tmp_path / "h.json").exists()
 
 

@@ -111,3 +111,12 @@ def test_comparisons_round_trip_through_their_sealed_file(tmp_path):
     (tmp_path / "c.csv").write_text((tmp_path / "c.csv").read_text().replace("yes", "supports"))
     with pytest.raises(Exception, match="c.csv"):
         v.read_comparisons(tmp_path / "c.csv", "stage_rule")
+
+
+def test_outside_test_needs_the_whole_range_outside_the_band():
+    # band 0.91 ± 2·0.04 = [0.83, 0.99]
+    assert v.outside_test(-0.1, 0.05, 0.91, 0.04).word == v.YES
+    out = v.outside_test(0.5, 0.85, 0.91, 0.04)
+    assert out.word == v.NO and "reaches [0.83, 0.99]" in out.why
+    assert v.outside_test(1.0, 1.2, 0.91, 0.04).word == v.YES
+    assert v.outside_test(0.95, 0.96, 0.91, None).word == v.YES  # no error: the band is the point

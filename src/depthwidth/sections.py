@@ -119,6 +119,74 @@ def headline_row(quantity: str, paper: str, value, err, agree, source: str, note
     }
 
 
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and not math.isfinite(x))
+
+
+def headline_records(comparisons: pd.DataFrame) -> list[dict]:
+    """The rows of a stage's ``comparisons.csv`` marked ``headline``, as dicts for :func:`write_section`
+    (missing numbers as None). Each keeps every column of the record and adds ``agree`` (True for "yes" and
+    "reproduced exactly", False for "no", else None) and ``source`` (the paper's source), the keys the
+    headline table has read so far."""
+    rows = []
+    for r in comparisons[comparisons["headline"]].to_dict("records"):
+        r = {k: (None if _missing(v) else v) for k, v in r.items()}
+        r["agree"] = {"yes": True, "reproduced exactly": True, "no": False}.get(r["verdict"])
+        r["source"] = r.get("paper_source") or ""
+        rows.append(r)
+    return rows
+
+
+def _our_value(r: dict) -> str:
+    if _missing(r.get("value")):
+        return str(r.get("value_text") or "–")
+    if r.get("at_bound"):
+        return f"{r['value']:.3g} (at a bound: {r['at_bound']}; no error)"
+    return fmt_pm(float(r["value"]), None if _missing(r.get("err")) else float(r["err"]))
+
+
+def _cell(text: str, small: str = "") -> str:
+    extra = f"<br><span class='note'>{html.escape(small)}</span>" if small else ""
+    return f"<td style='text-align:left'>{html.escape(text)}{extra}</td>"
+
+
+def comparisons_html(comparisons: pd.DataFrame, caption: str | None = None) -> str:
+    """A stage's comparison records (``comparisons.csv``) as a table that fits the page, prose left-aligned:
+    what is compared, the paper's statement (and where it is read), our value ± error (and how the error
+    was made), the verdict with its why, and the test with the note."""
+    if comparisons.empty:
+        return ""
+    head = "".join(
+        f"<th style='text-align:left;width:{w}'>{h}</th>"
+        for h, w in (
+            ("Quantity", "20%"),
+            ("Paper", "16%"),
+            ("This run", "16%"),
+            ("Verdict", "22%"),
+            ("Test and note", "26%"),
+        )
+    )
+    body = []
+    for r in comparisons.to_dict("records"):
+        r = {k: (None if _missing(v) else v) for k, v in r.items()}
+        err = r["err_method"] if r.get("err_method") not in (None, "none") else ""
+        test = "; ".join(str(x) for x in (r.get("test"), r.get("note")) if x)
+        body.append(
+            "<tr>"
+            + _cell(str(r["quantity"]))
+            + _cell(str(r["paper_text"]), str(r.get("paper_source") or ""))
+            + _cell(_our_value(r), err)
+            + _cell(str(r["verdict_text"]))
+            + _cell(test)
+            + "</tr>"
+        )
+    cap = f"<p class='cap'>{html.escape(caption)}</p>" if caption else ""
+    return (
+        f"{cap}<table class='tbl' style='table-layout:fixed;width:100%'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
 def write_section(
     html_path: str | Path,
     json_path: str | Path,

@@ -228,6 +228,21 @@ def interval_test(
     return Verdict(NO, f"{claim:g} outside [{_fmt(low)}, {_fmt(high)}]", test, ex)
 
 
+def outside_test(
+    low: float, high: float, other: float, other_err: float | None, k: float = K_SIGMA
+) -> Verdict:
+    """A claim that our value is far from another (e.g. "α − 1 ≈ 0, not the LLMs' α_m = 0.91 ± 0.04"):
+    "yes" where our whole range [``low``, ``high``] (an interval, or the span of a sensitivity check) lies
+    outside ``other`` ± k·``other_err``, "no" where it overlaps that band."""
+    band = k * (other_err or 0.0)
+    lo_b, hi_b = other - band, other + band
+    test = f"our range [{_fmt(low)}, {_fmt(high)}] outside {other:g} ± {k:g}·{other_err or 0:g}"
+    excludes = f"values within [{lo_b:.3g}, {hi_b:.3g}]"
+    if high < lo_b or low > hi_b:
+        return Verdict(YES, "", test, excludes)
+    return Verdict(NO, f"[{_fmt(low)}, {_fmt(high)}] reaches [{lo_b:.3g}, {hi_b:.3g}]", test, excludes)
+
+
 def leans(p_values: dict[str, float]) -> str:
     """Which of the candidate values the data lean to, from each candidate's p-value (calibrated the same
     way for all): "leans 1.2: p = 0.55 for 1.2, 0.10 for 1"."""

@@ -82,10 +82,21 @@ def job_files(config: dict, model: str = "{model}") -> dict[str, list[str]]:
     }
 
 
-def section_inputs(config: dict) -> dict[str, list[str]]:
+def compare_inputs(config: dict) -> dict[str, list[str]]:
     """Every job's summaries and matrices, model-major, facts in config order."""
     jobs = [job_files(config, m) for m in models(config)]
     return {k: [f for j in jobs for f in j[k]] for k in ("summaries", "matrices")}
+
+
+def section_inputs(config: dict) -> dict:
+    """The tables and comparisons of rule causal_tracing_compare, and every job's summaries and matrices
+    (the maps)."""
+    return {
+        "pairs": f"{RESULTS}/pairs.csv",
+        "peaks": f"{RESULTS}/peak_depths.csv",
+        "comparisons": f"{RESULTS}/comparisons.csv",
+        **compare_inputs(config),
+    }
 
 
 RULES = {
@@ -96,6 +107,9 @@ RULES = {
         mem_mb="causal_tracing.gpu.mem_mb",
         runtime="causal_tracing.gpu.runtime",
         gpus="causal_tracing.gpu.gpus",
+    ),
+    "causal_tracing_compare": Rule(
+        params={"min_p_clean": Key("causal_tracing.min_p_clean")}, mem_mb=1000, runtime=10
     ),
     "causal_tracing_section": Rule(
         params={"min_p_clean": Key("causal_tracing.min_p_clean")}, mem_mb=1000, runtime=10

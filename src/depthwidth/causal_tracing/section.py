@@ -1,5 +1,7 @@
 """The causal-tracing report section (rule causal_tracing_section): p_clean and p_corrupt per pair, maps
-of restored probability where the model knows the fact, the peak-depth summary, the paper's numbers."""
+of restored probability where the model knows the fact, the peak-depth summary, the paper's numbers. It
+only renders: the tables and the comparisons with the paper come from rule causal_tracing_compare
+(``.compare``)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import papers
-from depthwidth.causal_tracing.tables import pairs_table, peak_table, read_jobs
-from depthwidth.files import atomic_write_csv
-from depthwidth.sections import Figures, headline_row, table_html, write_section
+from depthwidth.causal_tracing.tables import read_jobs
+from depthwidth.sections import Figures, comparisons_html, headline_records, table_html, write_section
+from depthwidth.verdicts import read_comparisons
 
 TITLE = "Causal tracing: where in depth a model recalls a fact (Liu et al. 2026, Fig. 6)"
 
@@ -35,7 +37,7 @@ def heatmap(ax, summary: dict, matrix: np.ndarray):
     ax.set_yticks(
         range(last + 1), [_label(summary["tokens"][i], i, summary["subject_range"]) for i in range(last + 1)]
     )
-    ax.set_xlabel("normalised depth (ℓ + 1) / L")
+    ax.set_xlabel(r"normalised depth $(\ell + 1)/L$")
     ax.grid(False)  # the theme's grid would cross the cells
     ax.set_title(
         f"{summary['fact']}: p({summary['target_token']!r})\nclean {summary['p_clean']:.3f}, "
@@ -59,13 +61,29 @@ def model_figure(figures: Figures, model: str, jobs: list[tuple[dict, np.ndarray
     return figures.html(fig, f"trace_{model}", caption)
 
 
+def _n(count: int, word: str) -> str:
+    """ "1 model", "3 models"."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def pairs_html(pairs: pd.DataFrame, min_p_clean: float) -> str:
     shown = pairs[["model", "fact", "target_token", "p_clean", "p_corrupt", "knows", "seconds"]].copy()
     shown["knows"] = shown["knows"].map({True: "yes", False: "no: no map"})
+    shown = shown.rename(
+        columns={
+            "model": "Model",
+            "fact": "Fact",
+            "target_token": "Target token",
+            "p_clean": "p clean",
+            "p_corrupt": "p corrupt",
+            "knows": "Knows the fact",
+            "seconds": "Seconds",
+        }
+    )
     caption = (
-        f"p_clean: the target's probability in the clean run; p_corrupt: with noise on the subject. A model "
-        f"'knows' a fact when p_clean ≥ {min_p_clean:g}; below that a map of restorations means nothing "
-        "and none is drawn. seconds: one job's tracing time (model loading excluded)."
+        f"p clean: the target's probability in the clean run; p corrupt: with noise on the subject. A model "
+        f"knows a fact when p clean ≥ {min_p_clean:g}; below that a map of restorations means nothing "
+        "and none is drawn. Seconds: one job's tracing time (model loading excluded)."
     )
     return table_html(shown, caption, float_format="{:.4g}")
 
@@ -87,23 +105,27 @@ def peaks_html(peaks: pd.DataFrame, pairs: pd.DataFrame) -> str:
     shown = peaks.merge(known, on=["model", "fact"])
     if shown.empty:
         return "<p>No model knows any configured fact, so there is no peak-depth summary.</p>"
-    cols = [
-        "model",
-        "fact",
-        "role",
-        "token",
-        "n_layers",
-        "peak_depth",
-        "peak_p",
-        "half_depth_low",
-        "half_depth_high",
+    span = [
+        "–" if pd.isna(lo) else f"{lo:.3g}–{hi:.3g}"
+        for lo, hi in zip(shown["half_depth_low"], shown["half_depth_high"], strict=True)
     ]
-    caption = (
-        "Where restoring one token's state helps most, as a fraction of the model's depth: peak_depth is "
-        "(ℓ + 1)/L of the largest restored probability; half_depth_low–high is the depth span where the gain "
-        "over p_corrupt is at least half the peak gain. Last token: the prediction position."
+    table = pd.DataFrame(
+        {
+            "Model": shown["model"],
+            "Fact": shown["fact"],
+            "Token": [f"{r} {t!r}" for r, t in zip(shown["role"], shown["token"], strict=True)],
+            "Layers": shown["n_layers"],
+            "Peak depth": shown["peak_depth"],
+            "Peak p": shown["peak_p"],
+            "Depth span, ≥ half the peak gain": span,
+        }
     )
-    return table_html(shown[cols], caption, float_format="{:.3g}")
+    caption = (
+        "Where restoring one token's state helps most, as a fraction of the model's depth: the peak depth is "
+        "(ℓ + 1)/L of the largest restored probability; the span is the depth range where the gain over "
+        "p corrupt is at least half the peak gain. Last token: the prediction position."
+    )
+    return table_html(table, caption, float_format="{:.3g}")
 
 
 def prose(pairs: pd.DataFrame) -> str:
@@ -115,50 +137,29 @@ def prose(pairs: pd.DataFrame) -> str:
         f"alone is restored. In the paper only Pythia-12B knows its fact (p_clean {papers.CAUSAL_TRACE_P_CLEAN.value:g} "
         f"vs p_corrupt {papers.CAUSAL_TRACE_P_CORRUPT.value:g}); for the smaller Pythias p_clean ≈ p_corrupt and "
         "their maps mean nothing, which is why maps are drawn here only where the model knows the fact. "
-        f"Here: {pairs['model'].nunique()} model(s) × {pairs['fact'].nunique()} fact(s), "
-        f"{int(s['noise_samples'])} noise draw(s) per pair, {s['dtype']} on {s['device']}.</p>"
+        f"Here: {_n(pairs['model'].nunique(), 'model')} × {_n(pairs['fact'].nunique(), 'fact')}, "
+        f"{_n(int(s['noise_samples']), 'noise draw')} per pair, {s['dtype']} on {s['device']}.</p>"
     )
 
 
-def headline(jobs: list[tuple[dict, np.ndarray]]) -> list[dict]:
-    """Rows only for the paper's own pair (Pythia-12B, the space-needle sentence), where it was run."""
-    rows = []
-    for s, _ in jobs:
-        if (
-            s["model_id"] != papers.CAUSAL_TRACE_MODEL_ID
-            or s["text"].lower() != papers.CAUSAL_TRACE_SENTENCE.lower()
-        ):
-            continue
-        for key, paper in (
-            ("p_clean", papers.CAUSAL_TRACE_P_CLEAN),
-            ("p_corrupt", papers.CAUSAL_TRACE_P_CORRUPT),
-        ):
-            # p_clean is a deterministic number: it agrees when it rounds to the paper's two digits
-            agree = abs(s["p_clean"] - paper.value) <= 0.005 if key == "p_clean" else None
-            note = (
-                ""
-                if key == "p_clean"
-                else f"one noise draw in the paper; {s['noise_samples']} here, no error"
-            )
-            rows.append(
-                headline_row(
-                    f"causal tracing {key}, {s['model']}", paper.text, s[key], None, agree, paper.source, note
-                )
-            )
-    return rows
+COMPARISONS_CAPTION = (
+    "Every comparison of this section with the paper (comparisons.csv, rule causal_tracing_compare): the "
+    "paper's statement, this run's value, the test and the verdict."
+)
 
 
-def causal_tracing_section(summaries: list[str], matrices: list[str], output, *, min_p_clean: float) -> None:
-    """Write the section (``output.html``, ``output.headline``), its tables (``output.pairs``, ``output.peaks``)
-    and figures (``output.figures``) from the per-job summaries and matrices."""
-    jobs = read_jobs(summaries, matrices)
-    pairs, peaks = pairs_table(jobs, min_p_clean), peak_table(jobs)
-    atomic_write_csv(output.pairs, pairs)
-    atomic_write_csv(output.peaks, peaks)
+def causal_tracing_section(inputs, output, *, min_p_clean: float) -> None:
+    """Write the section (``output.html``, ``output.headline``) and its figures (``output.figures``) from the
+    tables and comparisons of rule causal_tracing_compare (``inputs.pairs``, ``.peaks``, ``.comparisons``)
+    and every job's summaries and matrices (the maps)."""
+    jobs = read_jobs(list(inputs.summaries), list(inputs.matrices))
+    pairs, peaks = pd.read_csv(inputs.pairs), pd.read_csv(inputs.peaks)
+    comparisons = read_comparisons(inputs.comparisons, "causal_tracing_compare")
+    knows = {(r.model, r.fact) for r in pairs.itertuples() if r.knows}
     figures = Figures(Path(output.figures))
     maps = []
     for model in dict.fromkeys(pairs["model"]):
-        known = [(s, m) for s, m in jobs if s["model"] == model and s["p_clean"] >= min_p_clean]
+        known = [(s, m) for s, m in jobs if s["model"] == model and (model, s["fact"]) in knows]
         if known:
             maps.append(model_figure(figures, model, known))
     body = (
@@ -167,5 +168,7 @@ def causal_tracing_section(summaries: list[str], matrices: list[str], output, *,
         + flagged_html(pairs)
         + "".join(maps)
         + peaks_html(peaks, pairs)
+        + "<h3>Comparisons with the paper</h3>"
+        + comparisons_html(comparisons, COMPARISONS_CAPTION)
     )
-    write_section(output.html, output.headline, "causal_tracing", TITLE, body, headline(jobs))
+    write_section(output.html, output.headline, "causal_tracing", TITLE, body, headline_records(comparisons))

@@ -8,6 +8,8 @@
   (rule ``hidden_states_extract``).
 - :mod:`.stats`: per-layer quantiles, middle-layer means, PCA of angle profiles, the smooth bulk, the
   compositional-assembly test (rule ``hidden_states_stats``).
-- :mod:`.section`: figures across models, the report section and headline rows (rule ``hidden_states_section``).
+- :mod:`.compare`: the comparisons with the paper, as data (rule ``hidden_states_compare``, comparisons.csv).
+- :mod:`.section`: figures across models and the report section, rendered from the statistics and
+  comparisons.csv (rule ``hidden_states_section``).
 - :mod:`.tiny`: tiny random-weight models of each family and a small tokenizer, built offline.
 """

@@ -51,12 +51,20 @@ def stats_mem_mb(config: dict, wildcards: dict, input) -> int:
     return max(4000, int(5 * input.size_mb))
 
 
+def compare_inputs(config: dict) -> dict:
+    """The per-model summaries rule hidden_states_compare reads, keyed ``summary_<model>``."""
+    return {f"summary_{m}": f"results/hidden_states/{m}/summary.json" for m in models(config)}
+
+
 def section_inputs(config: dict) -> dict:
-    """The per-model statistics files the section reads, keyed ``<kind>_<model>``."""
+    """The per-model statistics files the section reads, keyed ``<kind>_<model>``, and the comparisons."""
     return {
-        f"{key}_{m}": f"results/hidden_states/{m}/{name}"
-        for m in models(config)
-        for key, name in SECTION_FILES
+        "comparisons": "results/hidden_states/comparisons.csv",
+        **{
+            f"{key}_{m}": f"results/hidden_states/{m}/{name}"
+            for m in models(config)
+            for key, name in SECTION_FILES
+        },
     }
 
 
@@ -72,5 +80,6 @@ RULES = {
     "hidden_states_stats": Rule(
         params={"stats": Keys("hidden_states.stats")}, mem_mb=stats_mem_mb, runtime=60
     ),
+    "hidden_states_compare": Rule(params={"models": Key("hidden_states.models")}, mem_mb=1000, runtime=10),
     "hidden_states_section": Rule(params={"models": Key("hidden_states.models")}, mem_mb=2000, runtime=10),
 }

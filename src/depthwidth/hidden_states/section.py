@@ -1,5 +1,6 @@
 """The report section of the hidden-states stage (rule ``hidden_states_section``): figures across models,
-the models table, prose and headline rows, from each model's statistics (``.stats``)."""
+the models table and prose from each model's statistics (``.stats``), and the comparisons with the paper
+that rule hidden_states_compare wrote (``.compare``); it only renders."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ import pandas as pd
 
 from depthwidth.integrity import read_json, read_table, write_table
 from depthwidth.papers import SMOOTH_BULK_PERCENT
-from depthwidth.sections import Figures, agree_within, headline_row, table_html, write_section
+from depthwidth.sections import (
+    Figures,
+    comparisons_html,
+    headline_records,
+    plain_log_ticks,
+    table_html,
+    write_section,
+)
+from depthwidth.verdicts import read_comparisons
 
 DEG = 180.0 / math.pi
 TITLE = "LLM hidden states on FineWeb: most layers are similar (Liu et al. 2026)"
@@ -74,11 +83,13 @@ def angles_figure(tables: dict[str, pd.DataFrame], mid: list[float]):
     _curves(axes[0], tables, "theta", DEG)
     _curves(axes[1], tables, "theta_dh", DEG)
     axes[0].set(
-        xlabel="relative depth l/L", ylabel="θ_l = angle(h_l, h_{l+1}) (degrees)", title="rotation per layer"
+        xlabel="relative depth $l/L$",
+        ylabel=r"$\theta_l$ = angle($h_l$, $h_{l+1}$) (degrees)",
+        title="rotation per layer",
     )
     axes[1].set(
-        xlabel="relative depth l/L",
-        ylabel="θ^Δ_l = angle(Δh_l, Δh_{l+1}) (degrees)",
+        xlabel="relative depth $l/L$",
+        ylabel=r"$\theta^{\Delta}_l$ = angle($\Delta h_l$, $\Delta h_{l+1}$) (degrees)",
         title="angle between consecutive updates",
     )
     axes[1].axhline(90, color="grey", lw=0.8, ls="--")
@@ -95,22 +106,25 @@ def norm_progress_loss_figure(tables: dict[str, pd.DataFrame]):
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), constrained_layout=True)
     _curves(axes[0], tables, "norm", band=False)
     axes[0].set_yscale("log")
+    lo, hi = axes[0].get_ylim()
+    if hi / lo < 10:  # less than a decade: plain numbers, not 4×10⁰
+        plain_log_ticks(axes[0], "y")
     axes[0].set(
-        xlabel="relative depth l/L", ylabel="‖h_l‖ (model units, log scale)", title="hidden-state norm"
+        xlabel="relative depth $l/L$", ylabel=r"$\|h_l\|$ (model units, log scale)", title="hidden-state norm"
     )
     _curves(axes[1], tables, "progress", band=True)
     axes[1].plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="uniform progress")
     axes[1].set(
-        xlabel="relative depth l/L",
-        ylabel="s_l = ⟨h_l−h_0, h_L−h_0⟩/‖h_L−h_0‖² (1)",
-        title="progress towards h_L",
+        xlabel="relative depth $l/L$",
+        ylabel=r"$s_l = \langle h_l - h_0, h_L - h_0 \rangle \,/\, \|h_L - h_0\|^2$",
+        title="progress towards $h_L$",
     )
     _curves(axes[2], tables, "loss_last_block", band=False)
     for name, tab in tables.items():
         s = tab[tab.metric == "loss_logit_lens"]
         if not s.empty:
             axes[2].plot(s.rel_depth, s["mean"], ls=":", lw=1, label=f"{name} (logit lens)")
-    axes[2].set(xlabel="relative depth l/L", ylabel="next-token loss (nats)", title="loss by depth")
+    axes[2].set(xlabel="relative depth $l/L$", ylabel="next-token loss (nats)", title="loss by depth")
     for ax in axes:
         ax.legend(fontsize=7)
     return fig
@@ -128,14 +142,22 @@ def profiles_figure(samples: dict[str, pd.DataFrame], summaries: dict[str, dict]
             b, o = smp[smp.bulk], smp[~smp.bulk]
             ax.scatter(b.pc1, b.pc2, s=2, alpha=0.3, label=f"smooth bulk ({100 * s['bulk_share']:.1f} %)")
             ax.scatter(o.pc1, o.pc2, s=6, color="C3", label="outliers")
-            ax.set(xlabel="PC1 of θ profile (rad)", ylabel="PC2 of θ profile (rad)", title=name)
+            ax.set(
+                xlabel=r"PC1 of the $\theta$ profile (rad)",
+                ylabel=r"PC2 of the $\theta$ profile (rad)",
+                title=name,
+            )
             ax.legend(fontsize=7)
         ax = axes[1, j]
         for g, style in (("smooth bulk", "-"), ("outliers", "--")):
             prof = s["group_profiles_rad"].get(g) or []
             if prof:
                 ax.plot(s["theta_rel_depth"], np.asarray(prof) * DEG, ls=style, label=g)
-        ax.set(xlabel="relative depth l/L", ylabel="mean θ_l (degrees)", title=f"{name}: angle profiles")
+        ax.set(
+            xlabel="relative depth $l/L$",
+            ylabel=r"mean $\theta_l$ (degrees)",
+            title=f"{name}: angle profiles",
+        )
         ax.legend(fontsize=7)
     return fig
 
@@ -179,7 +201,8 @@ ANGLES_CAPTION = (
     "quantiles; grey span: the middle layers averaged in the table; dashed: 90°, uncorrelated updates)."
 )
 LOSS_CAPTION = (
-    "Left: mean norm of h_l. Middle: progress s_l of h_l along h_L − h_0 (dashed: equal steps). "
+    "Left: mean norm of h_l. Middle: progress s_l of h_l along h_L − h_0 (band: 25–75 % quantiles; "
+    "dashed: equal steps). "
     "Right: mean next-token loss when decoding after l layers: solid, the paper's variant (h_l through "
     "the last block, final norm and LM head); dotted, the plain logit lens (final norm and LM head "
     "only). Encoders have no loss."
@@ -244,108 +267,50 @@ def models_caption(summaries: dict[str, dict], mid: list[float]) -> str:
     )
 
 
+GROUP_HEADERS = {
+    "model": "Model",
+    "group": "Group",
+    "n_tokens": "Tokens",
+    "share": "Share",
+    "share_position_0": "At position 0",
+    "share_position_lt_4": "At positions < 4",
+    "share_word": "Words",
+    "share_punctuation": "Punctuation",
+    "share_space": "Spaces",
+    "share_newline": "Newlines",
+    "share_digit": "Digits",
+}
+
+
 def groups_html(groups: dict[str, pd.DataFrame]) -> str:
+    """Two tables that each fit the page: what kind of tokens each group holds (shares), and its most
+    frequent tokens."""
     if not groups:
         return ""
     g = pd.concat(groups.values(), ignore_index=True)
-    keep = [
-        c
-        for c in (
-            "model",
-            "group",
-            "n_tokens",
-            "share",
-            "share_position_0",
-            "share_position_lt_4",
-            "share_word",
-            "share_punctuation",
-            "share_space",
-            "share_newline",
-            "share_digit",
-            "top_tokens",
+    kinds = g[[c for c in GROUP_HEADERS if c in g]].rename(columns=GROUP_HEADERS)
+    parts = [
+        table_html(
+            kinds,
+            "What the tokens of each group are: the group's share of all tokens, and within the group the "
+            "share at the first position, at positions < 4 and by kind of token.",
+            float_format="{:.3g}",
         )
-        if c in g
     ]
-    return table_html(
-        g[keep],
-        "What the tokens of each group are: share at the first position, at positions < 4, "
-        "by kind of token, and the most frequent tokens.",
-    )
-
-
-# --------------------------------------------------------------------------------------------- headline
-
-
-# The paper's smooth-bulk share is Pythia's (GPT-NeoX) on FineWeb documents of 1024 tokens: only a run of
-# that setting is compared with it; other models and shorter documents are shown, not compared.
-PAPER_BULK_ARCHITECTURE = "GPTNeoX"
-PAPER_BULK_MAX_TOKENS = 1024
-
-
-def headline_rows(summaries: dict[str, dict]) -> list[dict]:
-    rows = []
-    for name, s in summaries.items():
-        ext, mid = s.get("extraction", {}), s["middle"]
-        share, err = 100 * s["bulk_share"], 100 * s["bulk_share_err"]
-        arch, max_tokens = str(ext.get("architecture", "")), ext.get("max_tokens") or 0
-        paper_setting = arch.startswith(PAPER_BULK_ARCHITECTURE) and max_tokens >= PAPER_BULK_MAX_TOKENS
-        note = (
-            f"{s['n_tokens']} tokens of {ext.get('n_docs')} documents ≤ {max_tokens} tokens; rule: robust PC "
-            f"distance ≤ {s['bulk_rule']['max_robust_distance']}"
+    if "top_tokens" in g:
+        top = g.loc[g["top_tokens"].notna(), ["model", "group", "top_tokens"]]
+        top = top.rename(
+            columns={"model": "Model", "group": "Group", "top_tokens": "Most frequent tokens (×count)"}
         )
-        if not paper_setting:
-            note += (
-                f". Not tested: the paper's share is Pythia's (GPT-NeoX) on documents of "
-                f"{PAPER_BULK_MAX_TOKENS} tokens; this is {arch or 'another architecture'} on documents ≤ "
-                f"{max_tokens} tokens"
-            )
-        rows.append(
-            headline_row(
-                f"tokens in the smooth bulk, {name} (%)",
-                f"{SMOOTH_BULK_PERCENT.text} % (Pythia, FineWeb)",
-                share,
-                err,
-                agree_within(share, err, SMOOTH_BULK_PERCENT.value, 0.0) if paper_setting else None,
-                "hidden_states",
-                note,
-            )
-        )
-        rows.append(
-            headline_row(
-                f"middle-layer mean θ, {name} (deg)",
-                "small and nearly constant in the middle layers",
-                s["middle_means_rad"].get("theta", float("nan")) * DEG,
-                None,
-                None,
-                "hidden_states",
-                f"relative depth {mid[0]:g}–{mid[1]:g}; qualitative statement, not compared",
-            )
-        )
-        rows.append(
-            headline_row(
-                f"middle-layer mean θ^Δ, {name} (deg)",
-                "near 90° (weakly correlated updates)",
-                s["middle_means_rad"].get("theta_dh", float("nan")) * DEG,
-                None,
-                None,
-                "hidden_states",
-                "qualitative statement, not compared",
-            )
-        )
-        comp = s.get("compositional_loss_last_block")
-        if comp:
-            rows.append(
-                headline_row(
-                    f"tokens whose loss gain is done by half depth, {name} (%)",
-                    "few: gradual improvement (ensemble averaging)",
-                    100 * comp["share_done_by_early"],
-                    None,
-                    None,
-                    "hidden_states",
-                    f"median depth of 90 % gain {comp['median_depth_90']:.2f}·L",
-                )
-            )
-    return rows
+        table = table_html(top, "The most frequent tokens of each group.")
+        parts.append(table.replace("<td>", "<td style='text-align:left'>"))  # prose, not numbers
+    return "\n".join(parts)
+
+
+COMPARISONS_CAPTION = (
+    "Every comparison of this section with the paper (comparisons.csv, rule hidden_states_compare): the "
+    "paper's statement, this run's value and how its error was made, the test and the verdict."
+)
 
 
 # ----------------------------------------------------------------------------------------------- render
@@ -356,9 +321,11 @@ def render(
     groups: dict[str, pd.DataFrame],
     samples: dict[str, pd.DataFrame],
     summaries: dict[str, dict],
+    comparisons: pd.DataFrame,
     figures: Figures,
 ) -> tuple[str, list[dict]]:
-    """HTML body and headline rows of the section; the figures are written through ``figures``."""
+    """HTML body and headline rows (the comparison records marked headline) of the section; the figures
+    are written through ``figures``."""
     mid = next(iter(summaries.values()))["middle"] if summaries else [0.25, 0.75]
     parts = [
         INTRO,
@@ -366,14 +333,18 @@ def render(
         figures.html(norm_progress_loss_figure(tables), "norm_progress_loss", LOSS_CAPTION),
         mask_note(summaries),
         precision_note(summaries),
-        table_html(models_table(summaries), models_caption(summaries, mid)),
+        table_html(
+            models_table(summaries).rename(columns=lambda c: c[0].upper() + c[1:] if c[0].isascii() else c),
+            models_caption(summaries, mid),
+        ),
         figures.html(profiles_figure(samples, summaries), "angle_profiles", PROFILES_CAPTION),
         groups_html(groups),
     ]
     fig = improvement_figure(summaries)
     if fig is not None:
         parts.append(figures.html(fig, "improvement_depth", IMPROVEMENT_CAPTION))
-    return "\n".join(p for p in parts if p), headline_rows(summaries)
+    parts.append("<h3>Comparisons with the paper</h3>" + comparisons_html(comparisons, COMPARISONS_CAPTION))
+    return "\n".join(p for p in parts if p), headline_records(comparisons)
 
 
 def hidden_states_section(
@@ -395,5 +366,6 @@ def hidden_states_section(
         )
     write_table(pd.concat(tables.values(), ignore_index=True), layers)
     write_table(models_table(summaries), models_csv)
-    body, rows = render(tables, groups, samples, summaries, Figures(figures))
+    comparisons = read_comparisons(inputs["comparisons"], "hidden_states_compare")
+    body, rows = render(tables, groups, samples, summaries, comparisons, Figures(figures))
     write_section(html, headline, "hidden_states", TITLE, body, rows)

@@ -182,6 +182,33 @@ def token_clusters(
     return Clusters(scores, explained, comps, dist, bulk, labels)
 
 
+def bulk_share_bootstrap(
+    theta: np.ndarray,
+    doc_index: np.ndarray,
+    resamples: int,
+    n_components: int = 2,
+    max_distance: float = 6.0,
+    seed: int = 0,
+) -> np.ndarray:
+    """The smooth-bulk share on ``resamples`` resamples over documents: each draws the documents with
+    replacement (a document drawn twice brings its tokens twice) and redoes the whole rule (principal
+    components, robust distance, threshold). Tokens of one document share its topic and style, so the
+    document, not the token, is the independent unit. ``theta`` (N, L) radians; ``doc_index`` (N,)."""
+    from depthwidth.laws.resample import resample_indices
+
+    x = np.asarray(theta, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    out = np.full(resamples, np.nan)
+    if len(x) < 2:
+        return out
+    k = max(1, min(n_components, x.shape[1], len(x) - 1))
+    for b in range(resamples):
+        idx = resample_indices(len(x), rng, doc_index)
+        scores, _, _ = pca(x[idx], k)
+        out[b] = float((robust_distance(scores) <= max_distance).mean())
+    return out
+
+
 _PUNCT = set(string.punctuation) | set("“”‘’—–…«»")
 
 
@@ -327,7 +354,7 @@ def model_statistics(
     """Everything the report needs about one model, from its per-token file.
 
     ``params``: the ``hidden_states.stats`` settings (middle, quantiles, n_components, max_robust_distance,
-    n_clusters, improvement_fraction, early_depth, sample_tokens, seed). Returns (layer table, token
+    n_clusters, improvement_fraction, early_depth, sample_tokens, seed, bootstrap_resamples). Returns (layer table, token
     groups table, token sample with PC scores, summary dict).
     """
     t, summary, strings = load_token_metrics(metrics_path)
@@ -351,6 +378,14 @@ def model_statistics(
     sample = _token_sample(t, cl, strings, model, params["sample_tokens"], params["seed"])
     n = len(pos)
     share = float(cl.bulk.mean()) if n else float("nan")
+    boot = bulk_share_bootstrap(
+        theta,
+        t["doc_index"].numpy(),
+        params["bootstrap_resamples"],
+        params["n_components"],
+        params["max_robust_distance"],
+        params["seed"],
+    )
     p0 = SMOOTH_BULK_PERCENT.value / 100
     out = {
         "model": model,
@@ -363,6 +398,13 @@ def model_statistics(
         # Binomial standard error; the paper's share sets a floor so that 0 outliers in a small sample
         # (variance p(1-p) = 0) does not claim infinite precision.
         "bulk_share_err": math.sqrt(max(share * (1 - share), p0 * (1 - p0)) / n) if n else float("nan"),
+        # The share on resamples over documents (rule hidden_states_compare reads its error from them):
+        # the binomial error above treats tokens as independent, which tokens of one document are not.
+        "bulk_share_bootstrap": {
+            "unit": "documents",
+            "n_docs": int(len(np.unique(t["doc_index"].numpy()))),
+            "shares": boot.tolist(),
+        },
         "bulk_rule": {
             "n_components": params["n_components"],
             "max_robust_distance": params["max_robust_distance"],

@@ -80,7 +80,10 @@ def why_not(d: FitData, min_widths: int = 3) -> str | None:
     n_params = 2 + len(d.groups)
     if n_widths < min_widths:
         listed = ", ".join(str(int(x)) for x in np.unique(d.m))
-        return f"only {n_widths} distinct width(s) ({listed}); need {min_widths}"
+        return (
+            f"only {n_widths} distinct width{'' if n_widths == 1 else 's'} ({listed}); the width exponent "
+            f"needs at least {min_widths}"
+        )
     if max(widths_per_group.values()) < 2:
         return "no group (family, corpus) has two widths, so every offset B_g absorbs its point"
     if len(d) <= n_params:

@@ -8,5 +8,6 @@ frequencies of real text (α − 1: what weak superposition would predict for α
 - ``loss``: next-token loss of a model on a corpus (rule lm_head_loss).
 - ``width_fit``: L = A / m^α + B_g (rule lm_head_width_fit); ``tables``: geometry.csv and loss.csv.
 - ``token_frequencies``: token counts of real text and p_i ∝ i^-α (rules lm_head_token_counts, lm_head_token_fit).
-- ``section``: the report section (rule lm_head_section).
+- ``compare``: every comparison with the paper, as data (rule lm_head_compare, comparisons.csv).
+- ``section``: the report section, rendered from the tables and comparisons.csv (rule lm_head_section).
 """

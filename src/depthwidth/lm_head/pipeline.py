@@ -83,9 +83,20 @@ def token_fit_inputs(config: dict) -> dict[str, list[str]]:
     return {"counts": token_count_files(config, "parquet"), "summaries": token_count_files(config, "json")}
 
 
-def section_inputs(config: dict) -> dict:
-    """Inputs of rule lm_head_section: the tables, the fits, every model's row norms and the token counts."""
+def compare_inputs(config: dict) -> dict:
+    """Inputs of rule lm_head_compare: the geometry table, the width fit and the token-frequency fit."""
     return {
+        "geometry": "results/lm_head/geometry.csv",
+        "fit": "results/lm_head/width_fit.json",
+        "token_fit": "results/lm_head/token_frequency_fit.csv",
+    }
+
+
+def section_inputs(config: dict) -> dict:
+    """Inputs of rule lm_head_section: the tables, the fits, the comparisons, every model's row norms and
+    the token counts."""
+    return {
+        "comparisons": "results/lm_head/comparisons.csv",
         "geometry": "results/lm_head/geometry.csv",
         "loss": "results/lm_head/loss.csv",
         "fit": "results/lm_head/width_fit.json",
@@ -121,6 +132,9 @@ RULES = {
         runtime=30,
     ),
     "lm_head_token_fit": Rule(params={"fit_ranks": Key(f"{_TOKENS}.fit_ranks")}, mem_mb=1000, runtime=10),
+    "lm_head_compare": Rule(
+        params={"fit": Keys("lm_head.fit", ("bootstrap_resamples", "seed"))}, mem_mb=1000, runtime=10
+    ),
     "lm_head_section": Rule(
         params={"dead_norm_fraction": Key("lm_head.geometry.dead_norm_fraction")}, mem_mb=2000, runtime=10
     ),

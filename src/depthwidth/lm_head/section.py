@@ -1,8 +1,10 @@
 """Report section of the LM-head stage: overlap vs width, row norms, loss vs width and the fitted α_m,
 and the token frequencies of real text (α − 1, the weak-superposition α_m, beside the measured α_m).
 
-Figures go to the section's figure folder (``depthwidth.sections.Figures``); ``render`` returns the
-section body and its headline rows; ``lm_head_section`` is rule lm_head_section.
+It only renders: every comparison with the paper comes from ``results/lm_head/comparisons.csv`` (rule
+lm_head_compare, ``depthwidth.lm_head.compare``). Figures go to the section's figure folder
+(``depthwidth.sections.Figures``); ``render`` returns the section body and its headline rows;
+``lm_head_section`` is rule lm_head_section.
 """
 
 from __future__ import annotations
@@ -14,35 +16,88 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from depthwidth.laws.loglog import power_law_fit
 from depthwidth.integrity import check_sealed, read_json, read_table
 from depthwidth.lm_head.tables import LOSS_COLUMNS
 from depthwidth.lm_head.token_frequencies import rank_frequency
 from depthwidth.lm_head.width_fit import width_law
+from depthwidth.verdicts import read_comparisons
 from depthwidth.papers import ALPHA_M_LLM, TOKEN_FREQUENCY_ALPHA
-from depthwidth.sections import Figures, agree_within, fmt_pm, headline_row, table_html, write_section
+from depthwidth.sections import (
+    Figures,
+    comparisons_html,
+    fmt_pm,
+    headline_records,
+    plain_log_ticks,
+    table_html,
+    write_section,
+)
 
 TITLE = "LM-head geometry and loss vs width (Liu, Liu & Gore 2025)"
-SOURCE = "Liu, Liu & Gore 2025 (arXiv 2505.10465), LLM validation"
-GEOMETRY_COLUMNS = [
-    "model",
-    "family",
-    "matrix",
-    "V",
-    "m",
-    "width",
-    "norm_mean",
-    "norm_std",
-    "norm_min",
-    "norm_max",
-    "frac_near_zero",
-    "mean_sq_overlap",
-    "m_times_mean_sq_overlap",
-    "mean_overlap",
-    "m_times_mean_sq_overlap_centered",
-    "mean_abs_overlap",
-    "mean_abs_overlap_random",
-]
+# The geometry table in two parts that each fit the page: the rows' norms, and their overlaps.
+NORM_COLUMNS = {
+    "model": "Model",
+    "family": "Family",
+    "matrix": "Matrix",
+    "V": "Rows V",
+    "m": "Width m",
+    "norm_mean": "Mean norm",
+    "norm_std": "Norm sd",
+    "norm_min": "Min norm",
+    "norm_max": "Max norm",
+    "frac_near_zero": "Near zero (share)",
+}
+OVERLAP_COLUMNS = {
+    "model": "Model",
+    "m": "Width m",
+    "mean_sq_overlap": "Mean sq. overlap",
+    "m_times_mean_sq_overlap": "m × mean sq. overlap",
+    "m_times_mean_sq_overlap_centered": "same, mean row removed",
+    "mean_overlap": "Mean overlap (signed)",
+    "mean_abs_overlap": "Mean |overlap|",
+    "mean_abs_overlap_random": "Mean |overlap|, random",
+}
+LOSS_HEADERS = {
+    "model": "Model",
+    "family": "Family",
+    "width": "Width",
+    "n_layers": "Layers",
+    "corpus": "Corpus",
+    "n_texts": "Texts",
+    "tokens": "Tokens",
+    "loss_nats": "Loss (nats/token)",
+    "max_tokens": "Max tokens per text",
+}
+TOKEN_HEADERS = {
+    "tokenizer": "Tokenizer",
+    "corpus": "Corpus",
+    "n_docs": "Documents",
+    "n_tokens": "Tokens",
+    "n_distinct": "Distinct tokens",
+    "ranks": "Fitted ranks",
+    "alpha": "α",
+    "alpha_lower": "α, lower half",
+    "alpha_upper": "α, upper half",
+    "weak_alpha_m": "α − 1",
+}
+
+
+def _readable(df: pd.DataFrame, headers: dict[str, str]) -> pd.DataFrame:
+    """``df``'s columns named in ``headers``, in that order, renamed to them."""
+    return df[[c for c in headers if c in df.columns]].rename(columns=headers)
+
+
+def _record(comparisons: pd.DataFrame, key: str) -> dict | None:
+    hit = comparisons[comparisons["key"] == key]
+    return None if hit.empty else hit.iloc[0].to_dict()
+
+
+def _shown(rec: dict | None) -> str:
+    """A record's value ± error as text, or its words where it has no number."""
+    if rec is None:
+        return "–"
+    if pd.isna(rec.get("value")):
+        return str(rec.get("value_text") or "–")
+    return fmt_pm(float(rec["value"]), None if pd.isna(rec.get("err")) else float(rec["err"]))
 
 
 # ------------------------------------------------------------------------------------------- figures
@@ -61,14 +116,9 @@ def _log_log(ax, xlabel: str, ylabel: str, legend_size: float = 8) -> None:
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=legend_size)
     ax.grid(alpha=0.3, which="both")
-
-
-def overlap_slope(m, overlap) -> tuple[float, float] | None:
-    """Slope of log(overlap) on log(m) and its standard error (random directions: −1); None with < 3 widths."""
-    fit = power_law_fit(m, overlap)
-    if fit["n_x"] < 3:
-        return None
-    return -fit["exponent"], fit["stderr"]
+    for axis, (lo, hi) in (("x", ax.get_xlim()), ("y", ax.get_ylim())):
+        if hi < 10 * lo:  # less than a decade: plain numbers, not 4×10⁰
+            plain_log_ticks(ax, axis)
 
 
 def fig_overlap(geo: pd.DataFrame):
@@ -95,8 +145,12 @@ def fig_overlap(geo: pd.DataFrame):
                 textcoords="offset points",
             )
     mm = np.geomspace(geo["m"].min() / 1.5, geo["m"].max() * 1.5, 50)
-    ax.plot(mm, 1 / mm, "k--", lw=1, label="1/m (random directions)")
-    _log_log(ax, "LM-head width m (columns)", "mean squared overlap ⟨(ŵᵢ·ŵⱼ)²⟩, i≠j (dimensionless)")
+    ax.plot(mm, 1 / mm, "k--", lw=1, label="$1/m$ (random directions)")
+    _log_log(
+        ax,
+        "LM-head width $m$ (columns)",
+        r"mean squared overlap $\langle(\hat w_i \cdot \hat w_j)^2\rangle$, $i \neq j$ (dimensionless)",
+    )
     return fig
 
 
@@ -109,7 +163,7 @@ def fig_norms(norms: dict[str, np.ndarray], dead_fraction: float | None):
         ax.axvline(
             dead_fraction, color="k", ls=":", lw=1, label=f"near-zero threshold ({dead_fraction:g}×median)"
         )
-    ax.set_xlabel("row norm ‖wᵢ‖ / median row norm (dimensionless)")
+    ax.set_xlabel(r"row norm $\|w_i\|$ / median row norm (dimensionless)")
     ax.set_ylabel("density (per unit of norm/median)")
     ax.set_yscale("log")
     ax.legend(fontsize=8)
@@ -126,7 +180,8 @@ def fig_loss(loss: pd.DataFrame, fit: dict):
         if fit.get("status") == "ok" and grp in fit["B"]:
             mm = np.geomspace(g["width"].min() / 1.3, g["width"].max() * 1.3, 60)
             ax.plot(mm, width_law(mm, fit["A"], fit["alpha"], fit["B"][grp]), color=c, lw=1)
-    _log_log(ax, "model width m (hidden size)", "next-token loss (nats per token)", legend_size=7)
+    _log_log(ax, "model width $m$ (hidden size)", "next-token loss (nats per token)", legend_size=7)
+
     return fig
 
 
@@ -146,7 +201,7 @@ def fig_rank_frequency(token_fit: pd.DataFrame, counts: dict[str, np.ndarray]):
             zorder=0,
             label="fitted ranks",
         )
-    _log_log(ax, "token rank i (most frequent = 1)", "frequency p_i (fraction of tokens)", legend_size=7)
+    _log_log(ax, "token rank $i$ (most frequent = 1)", "frequency $p_i$ (fraction of tokens)", legend_size=7)
     return fig
 
 
@@ -166,38 +221,48 @@ def intro_html() -> str:
 def geometry_html(
     geo: pd.DataFrame, norms: dict[str, np.ndarray], dead_fraction: float | None, figures: Figures
 ) -> str:
+    threshold = (
+        f"; the dotted line is the near-zero threshold ({dead_fraction:g} × median)" if dead_fraction else ""
+    )
     parts = [
         figures.html(
             fig_overlap(geo),
             "overlap_vs_width",
-            "Mean squared overlap of the normalised LM-head rows against the LM-head width m, log-log axes. "
-            "The dashed line is 1/m, the value for random directions; strong superposition sits on or near it. "
-            "Computed exactly from the m×m Gram matrix: (‖ŴᵀŴ‖²_F − V)/(V(V−1)). Open markers: the same after "
-            "subtracting the mean row, which removes a direction shared by all tokens (anisotropy).",
+            "Mean squared overlap of the normalised LM-head rows against the LM-head width m, log-log axes, "
+            "filled markers. The dashed line is 1/m, the value for random directions; strong superposition "
+            "sits on or near it. Computed exactly from the m×m Gram matrix: (‖ŴᵀŴ‖²_F − V)/(V(V−1)). Open "
+            "markers: the same after subtracting the mean row, which removes a direction shared by all tokens "
+            "(anisotropy).",
         ),
         figures.html(
             fig_norms(norms, dead_fraction),
             "row_norms",
-            "Distribution of LM-head row norms, each model's norms divided by its median (log density). In weak "
-            "superposition most rows would sit near zero; the dotted line is the near-zero threshold.",
+            "Distribution of LM-head row norms, each model's norms divided by its median (log density). In "
+            f"weak superposition most rows would sit near zero{threshold}.",
         ),
         table_html(
-            geo[[c for c in GEOMETRY_COLUMNS if c in geo.columns]],
-            "LM-head geometry per model (geometry.csv). m: columns of the LM head; width: hidden "
-            "size; mean_overlap: signed mean overlap (a shared direction makes it positive); centered: rows "
-            "minus their mean row; mean |overlap| is sampled (error in geometry.csv) unless configured exact; "
-            "'random' is its value for isotropic random directions, √(2/(πm)) for large m.",
+            _readable(geo, NORM_COLUMNS),
+            "LM-head row norms per model (geometry.csv). Width m: columns of the LM head; near zero: the "
+            "share of rows with a norm below the threshold times the median norm.",
+        ),
+        table_html(
+            _readable(geo, OVERLAP_COLUMNS),
+            "LM-head overlaps per model (geometry.csv): of the normalised rows ŵᵢ, i ≠ j. Random directions "
+            "give m × mean squared overlap = 1. Mean overlap (signed) is positive where the rows share a "
+            "direction; 'mean row removed': the rows minus their mean row. Mean |overlap| is sampled (its error "
+            "is in geometry.csv) unless configured exact; 'random' is its value for isotropic random "
+            "directions, √(2/(πm)) for large m.",
         ),
     ]
     return "\n".join(parts)
 
 
-def loss_html(loss: pd.DataFrame, fit: dict, figures: Figures) -> str:
+def loss_html(loss: pd.DataFrame, fit: dict, width: dict | None, figures: Figures) -> str:
     if not len(loss):
         return "<p>No decoder model was evaluated, so there is no loss vs width.</p>"
     how = (
-        f"Lines: the joint fit L = A/m^α + B_g with α = {fit['alpha']:.3f} ± {fit['alpha_err'] or float('nan'):.3f}."
-        if fit.get("status") == "ok"
+        f"Lines: the joint fit L = A/m^α + B_g with α = {_shown(width)} ({width['err_method']})."
+        if fit.get("status") == "ok" and width is not None
         else f"No fit: {fit.get('reason', '')}."
     )
     return "\n".join(
@@ -208,17 +273,17 @@ def loss_html(loss: pd.DataFrame, fit: dict, figures: Figures) -> str:
                 "Next-token loss (token-weighted mean, nats) against model width, log-log axes, one colour per "
                 "(family, corpus) group. " + how,
             ),
-            table_html(loss, "Loss per model and corpus (loss.csv)."),
+            table_html(_readable(loss, LOSS_HEADERS), "Loss per model and corpus (loss.csv)."),
         ]
     )
 
 
-def width_exponent_html(fit: dict) -> str:
-    if fit.get("status") == "ok":
+def width_exponent_html(fit: dict, width: dict | None) -> str:
+    if fit.get("status") == "ok" and width is not None:
         return (
-            f"<p><b>Width exponent</b>: α<sub>m</sub> = {html.escape(fmt_pm(fit['alpha'], fit['alpha_err']))} "
-            f"from {fit['n_points']} points at {fit['n_widths']} widths in {len(fit['groups'])} groups; the "
-            f"paper: {ALPHA_M_LLM.text}.</p>"
+            f"<p><b>Width exponent</b>: α<sub>m</sub> = {html.escape(_shown(width))} "
+            f"({html.escape(width['err_method'])}) from {fit['n_points']} points at {fit['n_widths']} widths "
+            f"in {len(fit['groups'])} groups; the paper: {ALPHA_M_LLM.text}.</p>"
         )
     return (
         f"<p><b>Width exponent</b>: not fitted: {html.escape(fit.get('reason', ''))}. The default config only "
@@ -228,22 +293,22 @@ def width_exponent_html(fit: dict) -> str:
 
 
 def token_frequencies_html(
-    token_fit: pd.DataFrame, counts: dict[str, np.ndarray], fit: dict, figures: Figures
+    token_fit: pd.DataFrame, counts: dict[str, np.ndarray], width: dict | None, figures: Figures
 ) -> str:
     llm = (
-        f"this run's α_m = {fmt_pm(fit['alpha'], fit['alpha_err'])}"
-        if fit.get("status") == "ok"
-        else "this run has no α_m (see above)"
+        f"this run's α<sub>m</sub> = {html.escape(_shown(width))}"
+        if width is not None and not pd.isna(width.get("value"))
+        else "this run has no α<sub>m</sub>, see above"
     )
     intro = (
         "<h3>Token frequencies: what weak superposition would predict</h3><p>In the weak regime the loss "
         "is the frequency mass of the tokens a model cannot represent, so token frequencies p<sub>i</sub> ∝ "
         "i<sup>−α</sup> give α<sub>m</sub> = α − 1. The paper finds α near "
         f"{TOKEN_FREQUENCY_ALPHA.value:g} for real text, hence α<sub>m</sub> near 0, far from the LLMs' "
-        f"{ALPHA_M_LLM.text} ({html.escape(llm)}). Counted as the paper's script does: documents in "
+        f"{ALPHA_M_LLM.text} ({llm}). Counted as the paper's script does: documents in "
         "stream order, no special tokens, blank documents skipped, the last document counted whole.</p>"
     )
-    table = token_fit.assign(llm_alpha_m=fit["alpha"] if fit.get("status") == "ok" else ALPHA_M_LLM.value)
+    table = token_fit.assign(ranks=[f"{a}–{b}" for a, b in zip(token_fit["rank_min"], token_fit["rank_max"])])
     return "\n".join(
         [
             intro,
@@ -251,111 +316,23 @@ def token_frequencies_html(
                 fig_rank_frequency(token_fit, counts),
                 "token_rank_frequency",
                 "Token frequency against rank, log-log axes, one line per (tokenizer, corpus). Dashed: the fit "
-                "p_i ∝ i^−α over the shaded rank range. Its error is the OLS error of the slope; alpha_lower and "
-                "alpha_upper (table) are the fits over each half of the range and show how far α depends on it.",
+                "p_i ∝ i^−α over the shaded rank range. The table's 'lower half' and 'upper half' are the fits "
+                "over each half of that range and show how far α depends on it.",
             ),
             table_html(
-                table,
-                "Token-frequency exponents (token_frequency_fit.csv). weak_alpha_m = α − 1, the "
-                "weak-regime width exponent; llm_alpha_m: this run's width fit, or the paper's value "
-                "when there is none; exhausted: the corpus ended before min_tokens.",
+                _readable(table, TOKEN_HEADERS),
+                "Token-frequency exponents (token_frequency_fit.csv; its OLS errors and the fit's constant are "
+                "there). α − 1 is the weak-regime width exponent; its comparison with the LLMs' width "
+                "exponent is in the table of comparisons below.",
             ),
         ]
     )
 
 
-# ------------------------------------------------------------------------------------------ headline
-
-
-def width_headline(fit: dict) -> dict:
-    quantity, paper = "α_m (LLM loss vs width)", ALPHA_M_LLM.text
-    if fit.get("status") != "ok":
-        return headline_row(quantity, paper, "not fitted", None, None, SOURCE, fit.get("reason", ""))
-    return headline_row(
-        quantity,
-        paper,
-        fit["alpha"],
-        fit["alpha_err"],
-        agree_within(fit["alpha"], fit["alpha_err"], ALPHA_M_LLM.value, ALPHA_M_LLM.err),
-        SOURCE,
-        f"{len(fit.get('models', []))} models, groups: {', '.join(fit['groups'])}",
-    )
-
-
-# The paper states the slope as −1 without an error; a slope within this of −1 agrees.
-SLOPE_TOLERANCE = 0.1
-
-
-def geometry_headlines(geo: pd.DataFrame) -> list[dict]:
-    """m·mean_sq_overlap per model, and the slope of log mean_sq_overlap on log m across widths.
-
-    The paper's claim is a scaling, overlaps ∝ 1/m across widths: one model's m·overlap cannot test it
-    (the constant is not claimed), so the per-model rows are not verdicts; the slope row tests the
-    scaling where three or more widths give a slope with a standard error."""
-    rows = []
-    slope = overlap_slope(geo["m"], geo["mean_sq_overlap"]) if len(geo) else None
-    widths = sorted({int(m) for m in geo["m"]})
-    if slope is None:
-        why = (
-            f"{len(widths)} width{'s' if len(widths) != 1 else ''} ({', '.join(map(str, widths))}): the 1/m "
-            "scaling needs a slope over three or more widths"
-        )
-    else:
-        why = "one model; the slope row tests the 1/m scaling across widths"
-    for _, r in geo.iterrows():
-        x = float(r["m_times_mean_sq_overlap"])
-        centered = (
-            f"; mean row removed: {float(r['m_times_mean_sq_overlap_centered']):.3g}"
-            if "m_times_mean_sq_overlap_centered" in r
-            else ""
-        )
-        rows.append(
-            headline_row(
-                f"m·mean_sq_overlap, {r['model']}",
-                "overlaps ∝ 1/m across widths (random directions: m·overlap = 1)",
-                x,
-                None,
-                None,
-                SOURCE,
-                f"{r['family']}, V={int(r['V'])}, m={int(r['m'])}{centered}. Not tested: {why}",
-            )
-        )
-    if slope is not None:
-        rows.append(
-            headline_row(
-                "slope of log mean_sq_overlap vs log m",
-                "−1",
-                slope[0],
-                slope[1],
-                agree_within(slope[0], slope[1], -1.0, SLOPE_TOLERANCE),
-                SOURCE,
-                f"{len(geo)} models, {len(widths)} widths; tolerance ±{SLOPE_TOLERANCE:g} on the paper's −1",
-            )
-        )
-    return rows
-
-
-def token_headlines(token_fit: pd.DataFrame) -> list[dict]:
-    """α − 1 beside the LLMs' α_m: 'agree' when they differ by more than twice their combined error, as
-    the paper argues (weak superposition does not explain the LLMs' width exponent)."""
-    rows = []
-    paper = f"≈ {TOKEN_FREQUENCY_ALPHA.value - 1:g} (α ≈ {TOKEN_FREQUENCY_ALPHA.value:g}), not α_m = {ALPHA_M_LLM.text}"
-    for r in token_fit.itertuples():
-        same = agree_within(r.weak_alpha_m, r.alpha_err, ALPHA_M_LLM.value, ALPHA_M_LLM.err)
-        whole = ", whole corpus" if r.exhausted else ""
-        rows.append(
-            headline_row(
-                f"α − 1 from token frequencies (weak-regime α_m), {r.tokenizer} / {r.corpus}",
-                paper,
-                r.weak_alpha_m,
-                r.alpha_err,
-                None if same is None else not same,
-                TOKEN_FREQUENCY_ALPHA.source,
-                f"α = {r.alpha:.3f} over ranks {r.rank_min}–{r.rank_max}, {r.n_tokens} tokens in "
-                f"{r.n_docs} documents{whole}; agree = differs from α_m by more than 2σ",
-            )
-        )
-    return rows
+COMPARISONS_CAPTION = (
+    "Every comparison of this section with the paper (comparisons.csv, rule lm_head_compare): the paper's "
+    "statement, this run's value and how its error was made, the test and the verdict."
+)
 
 
 # ------------------------------------------------------------------------------------------- section
@@ -366,26 +343,27 @@ def render(
     loss: pd.DataFrame,
     fit: dict,
     norms: dict[str, np.ndarray],
+    comparisons: pd.DataFrame,
     *,
     figures: Figures,
     dead_fraction: float | None = None,
     token_fit: pd.DataFrame | None = None,
     token_counts: dict[str, np.ndarray] | None = None,
 ) -> tuple[str, list[dict]]:
-    """Returns (section body HTML, headline rows); the figures are written into ``figures``.
-    ``token_fit`` (token_frequency_fit.csv) and ``token_counts`` ("tokenizer / corpus" -> counts) add
-    the token frequencies."""
+    """Returns (section body HTML, headline rows: the comparison records marked headline); the figures
+    are written into ``figures``. ``token_fit`` (token_frequency_fit.csv) and ``token_counts``
+    ("tokenizer / corpus" -> counts) add the token frequencies."""
+    width = _record(comparisons, "alpha_m_width")
     parts = [
         intro_html(),
         geometry_html(geo, norms, dead_fraction, figures),
-        loss_html(loss, fit, figures),
-        width_exponent_html(fit),
+        loss_html(loss, fit, width, figures),
+        width_exponent_html(fit, width),
     ]
-    rows = [width_headline(fit), *geometry_headlines(geo)]
     if token_fit is not None and len(token_fit):
-        parts.append(token_frequencies_html(token_fit, token_counts, fit, figures))
-        rows += token_headlines(token_fit)
-    return "\n".join(parts), rows
+        parts.append(token_frequencies_html(token_fit, token_counts, width, figures))
+    parts.append("<h3>Comparisons with the paper</h3>" + comparisons_html(comparisons, COMPARISONS_CAPTION))
+    return "\n".join(parts), headline_records(comparisons)
 
 
 def _token_counts(paths: list[str]) -> dict[str, np.ndarray]:
@@ -408,6 +386,7 @@ def _norms(paths: list[str]) -> dict[str, np.ndarray]:
 
 
 def lm_head_section(
+    comparisons_csv: str,
     geometry_csv: str,
     loss_csv: str,
     fit_json: str,
@@ -430,6 +409,7 @@ def lm_head_section(
         loss,
         fit,
         _norms(norms_paths),
+        read_comparisons(comparisons_csv, "lm_head_compare"),
         figures=Figures(figures_dir),
         dead_fraction=dead_norm_fraction,
         token_fit=read_table(token_fit_csv, "lm_head_token_fit"),
