@@ -400,8 +400,8 @@ def sweep_rows(s: dict, runs: pd.DataFrame) -> list:
     a = s["params"]["alpha_l"]
     bound = sweep_bounds(s, runs)
     why = not_identified_why(s, runs)
-    ps = profile_p_values(s, "alpha_l", LEAN_VALUES)
-    lean = V.leans({k: p for k, p in ps.items() if p is not None}) if any(ps.values()) else ""
+    ps = {k: p for k, p in profile_p_values(s, "alpha_l", LEAN_VALUES).items() if p is not None}
+    lean = V.leans(ps) if ps else ""
     err = V.NONE
     if bound:
         verdict = V.not_tested(f"the fit is at a bound ({', '.join(bound)}): no error or interval is stated")
@@ -410,7 +410,9 @@ def sweep_rows(s: dict, runs: pd.DataFrame) -> list:
     else:
         iv = s["profiles"]["alpha_l"]["intervals"]["95%"]
         err = V.Error(None, V.PROFILE, low=iv["lo"], high=iv["hi"], level=LEVEL)
-        if iv["closed_lo"] and iv["closed_hi"]:
+        if ps:  # which way the profile leans between 1 and 1.2, as for the main fit
+            verdict = lean_verdict(ps, "1", CHI2_TEST + ", Δχ² = ΔSSR/s²")
+        elif iv["closed_lo"] and iv["closed_hi"]:
             verdict = V.interval_test(iv["lo"], iv["hi"], 1.0, what="profile interval")
         else:
             verdict = V.cannot_tell(lean or f"the 95 % profile interval is open: {why}")
@@ -431,7 +433,7 @@ def sweep_rows(s: dict, runs: pd.DataFrame) -> list:
             bound_params=bound,
             note=_join(
                 f"95 % profile interval {interval_text(s, 'alpha_l', '95%')}" if not bound else "",
-                lean if verdict.word != V.CANNOT_TELL and not bound else "",
+                lean if verdict.word not in (V.CANNOT_TELL, V.NO) and not bound else "",
                 f"not identified: {why}" if why and not s["identified"].get("alpha_l", False) else "",
             ),
             headline=False,

@@ -28,6 +28,8 @@ def chinchilla_section(inputs: dict, outputs: dict) -> None:
     ``outputs``: ``html, headline, figures`` and ``sweeps`` (the sweeps' exponents table)."""
     # every input is checked against the seal its rule wrote before anything is drawn
     rows = verdicts.read_comparisons(inputs["comparisons"], COMPARE_RULE)
+    # words or digits as written ("1.2014" stays 1.2014, not the float 1.201 a table would print)
+    rows["value_text"] = [value_text(t) for t in rows["value_text"]]
     fit = cell_record(inputs["fit"], "decomposed", "squared")
     figs = Figures(outputs["figures"])
     body = main_fit_html(inputs, fit, rows, figs)
@@ -94,13 +96,19 @@ COMPARISON_COLUMNS = {
 def comparisons_html(rows: pd.DataFrame) -> str:
     """The stage's comparisons with the papers (all but the sweeps'), one row per record."""
     r = rows[~rows["claim"].astype(str).str.startswith("sweep:")].copy()
-    r["value"] = [t if isinstance(t, str) and t else v for t, v in zip(r["value_text"], r["value"])]
+    r["value"] = [t or v for t, v in zip(r["value_text"], r["value"])]
     return "<h3>Comparisons with the paper</h3>" + table_html(
         r[list(COMPARISON_COLUMNS)].rename(columns=COMPARISON_COLUMNS),
         "Every comparison of this stage (results/chinchilla/comparisons.csv, with the interval, p-value, "
         "what each test can exclude and notes). Two estimates from the same points are compared as "
         "procedures, not by their noise; a fit at a bound states no error.",
     )
+
+
+def value_text(t) -> str:
+    if t is None or (isinstance(t, float) and pd.isna(t)):
+        return ""
+    return repr(t) if isinstance(t, float) else str(t)
 
 
 def headline_rows(rows: pd.DataFrame) -> list[dict]:
