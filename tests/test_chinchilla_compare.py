@@ -137,7 +137,9 @@ def test_a_boundary_fit_prints_no_error_and_the_why_of_not_identified():
     ), row.note
     table = exponent_table([s])
     am = table[table["Exponent"] == "α_m"].iloc[0]
-    assert am["Status"] == "at its bound" and am["95 % low"] == "–" and am["95 % high"] == "–"
+    assert am["Status"].startswith("at its bound; the fit is at a bound") and am["95 % low"] == "–"
+    al = table[table["Exponent"] == "α_ℓ"].iloc[0]  # no interval for any exponent of a boundary fit
+    assert al["95 % low"] == "–" and al["95 % high"] == "–" and al["Value"] == 1.1
     # an interior fit with a closed interval: the interval is stated and tested against α_ℓ ≈ 1
     (ok,) = C.sweep_rows(_sweep(), _runs())
     # the interval holds 1 and 1.2 alike: the profile leans, as the main fit's rows say (p ≈ 0.5 each)

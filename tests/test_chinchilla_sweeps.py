@@ -430,8 +430,8 @@ def test_section_compares_sweeps(tmp_path):
     assert "not identified" in body and "Held-out check per sweep" in body
     assert (tmp_path / "depth_part_mine.png").is_file() and "Partial dependence on depth, sweep mine" in body
     # the true α_ℓ = 1.2 with 0.5 % noise: the 95 % interval is narrow and excludes 1
-    assert rows["verdict"].tolist() == ["no"] and "1 outside [" in rows["verdict_text"].iloc[0]
-    assert "1 outside [" in body
+    assert rows["verdict"].tolist() == ["no"] and "1 excluded; leans 1.2" in rows["verdict_text"].iloc[0]
+    assert "1 excluded; leans 1.2" in body
     assert (tmp_path / "profile_alpha_l_mine.png").is_file() and "No sweep ties" in body
 
 

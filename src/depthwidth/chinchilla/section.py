@@ -89,6 +89,7 @@ COMPARISON_COLUMNS = {
     "err": "Error",
     "err_method": "Error method",
     "verdict_text": "Verdict",
+    "p_value": "p",
     "test": "Test",
 }
 

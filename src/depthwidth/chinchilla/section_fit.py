@@ -60,7 +60,7 @@ def parameter_table_html(fit: dict, rows: pd.DataFrame) -> str:
                 "Error method": _method(r) if r is not None else "bootstrap sd over runs",
                 "Bootstrap 95 %": f"{ci[0]:.4g} – {ci[1]:.4g}" if ci else "–",
                 "Paper's error formula": se_p * p[k]["value"] if se_p and k in COEFFICIENTS else se_p,
-                "Paper's procedure": adam["params"][k]["value"] if adam else None,
+                "Paper's procedure": f"{adam['params'][k]['value']:.5g}" if adam else "–",
                 "Paper (Adam)": CHINCHILLA_ADAM_FIT[k].text if k in CHINCHILLA_ADAM_FIT else "–",
             }
         )

@@ -35,6 +35,9 @@ def optimiser_check(rep: dict, cells: list[dict]) -> dict | None:
     return None
 
 
+TABLE1_HEADERS = {"huber_density_ml": "Huber-density ML", "lad": "Least absolute deviations"}
+
+
 def chinchilla_law_html(law: dict, cells: list[dict]) -> str:
     """Besiroglu et al.'s replication against its three true targets (their notebook's δ = 1e-3 optimum,
     their bootstrap errors repeated their way, Table 1 by the estimator that made it), and the fitting
@@ -49,7 +52,7 @@ def replication_html(law: dict) -> str:
         columns=["Quantity", "ours", "notebook", "relative_difference"],
     ).rename(columns={"ours": "Ours", "notebook": "Notebook", "relative_difference": "Relative difference"})
     t1 = pd.DataFrame([{"parameter": k, **v} for k, v in nb["table1"].items()])
-    t1.columns = [str(c).replace("_", " ").capitalize() for c in t1.columns]
+    t1.columns = [TABLE1_HEADERS.get(c, str(c).replace("_", " ").capitalize()) for c in t1.columns]
     parts = [
         "<h3>The Chinchilla law L = E + A/N^α + B/D^β</h3>",
         f"<p>Besiroglu et al.'s procedure (their {rep['n_points']} points, Huber δ = {rep['huber_delta']:g}, "
@@ -93,8 +96,9 @@ def core_fits_html(rep: dict, cells: list[dict]) -> str:
     for k in ("A", "B", "E", "alpha", "beta"):
         row = {"Parameter": k}
         for name, f in fits.items():
-            row[f"Core, {name}"] = f["params"][k]["value"]
-            row[f"Bootstrap sd, {name}"] = f["params"][k].get("bootstrap_std")
+            p = f["params"][k]
+            sd = p.get("bootstrap_std")
+            row[name.capitalize()] = f"{p['value']:.4g}" + (f" ± {sd:.2g}" if sd is not None else "")
         rows.append({**row, "Hoffmann et al.": HOFFMANN_FIT[k].text})
     n = max((c.get("bootstrap_resamples", 0) for c in cells), default=0)
     mc = f", Monte Carlo error of the sd ± {100 / (2 * (n - 1)) ** 0.5:.0f} %" if n > 1 else ""
@@ -109,5 +113,7 @@ def core_fits_html(rep: dict, cells: list[dict]) -> str:
         head
         + f"The core's fits of the law (the fit grid's chinchilla cells), with the bootstrap sd over runs ({n} "
         f"resamples{mc}; no verdict reads it):</p>"
-        + table_html(pd.DataFrame(rows), "The Chinchilla law fitted by the core.")
+        + table_html(
+            pd.DataFrame(rows), "The Chinchilla law fitted by the core: value ± bootstrap sd, per fit."
+        )
     )

@@ -22,7 +22,7 @@ def sweeps_html(figs: Figures, summaries: list[dict], rows: pd.DataFrame) -> tup
     the depth part. Returns (html, the exponents table)."""
     if not summaries:
         return "", pd.DataFrame()
-    table = exponent_table(summaries)
+    table = exponent_table(summaries, bounds_of(rows))
     parts = [
         "<h3>The law on other sweeps of training runs</h3>",
         "<p>The same law fitted to each sweep of <code>chinchilla.sweeps</code> (results/chinchilla/sweeps/), "
@@ -65,13 +65,22 @@ def status(s: dict, a: str) -> str:
     return "identified" if s.get("identified", {}).get(a) else "not identified"
 
 
-def exponent_table(summaries: list[dict]) -> pd.DataFrame:
+def bounds_of(rows: pd.DataFrame) -> dict[str, str]:
+    """Each sweep's parameters at a bound, as its comparison row names them (rule chinchilla_compare)."""
+    r = rows[rows["claim"].astype(str).str.startswith("sweep:")]
+    names = r["claim"].str.replace("sweep: ", "", regex=False)
+    return {n: str(b) for n, b in zip(names, r["at_bound"].fillna("")) if str(b)}
+
+
+def exponent_table(summaries: list[dict], bounds: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per sweep and exponent: value, the 68 % and 95 % profile ends in columns of their own, and
-    its status; no interval where the exponent is at a bound."""
+    its status; no interval for a fit with any parameter at a bound (``bounds``: sweep → those names)."""
+    bounds = bounds or {}
     rows = []
     for s in summaries:
+        bound = bounds.get(s["sweep"], ", ".join(s["at_bound"]))
         for a, symbol in EXPONENT_SYMBOLS.items():
-            prof = s["profiles"].get(a) if a not in s["at_bound"] else None
+            prof = s["profiles"].get(a) if not bound else None
             iv = prof["intervals"] if prof else None
             rows.append(
                 {
@@ -82,7 +91,7 @@ def exponent_table(summaries: list[dict]) -> pd.DataFrame:
                     "68 % high": _end(iv["68%"], "hi") if iv else "–",
                     "95 % low": _end(iv["95%"], "lo") if iv else "–",
                     "95 % high": _end(iv["95%"], "hi") if iv else "–",
-                    "Status": status(s, a),
+                    "Status": status(s, a) + (f"; the fit is at a bound ({bound})" if bound else ""),
                 }
             )
     return pd.DataFrame(rows)
