@@ -164,7 +164,7 @@ def figure_profile(figs: Figures, s: dict) -> str:
     ax.plot(prof["value"], chi, "o-", ms=3, color="C0")
     for lev, lab in ((1.0, "68 %"), (3.84, "95 %")):
         ax.axhline(lev, color="grey", lw=0.8, ls=":")
-        ax.text(prof["value"].iloc[0], lev, lab, fontsize=7, va="bottom")
+        ax.text(prof["value"].iloc[0], lev, lab, fontsize=8, va="bottom")
     ax.axvline(1.0, color="C3", lw=0.8, ls="--", label=r"$\alpha_\ell$ = 1")
     ax.set_xscale("log")
     ax.set_ylim(0, max(10.0, min(float(chi.max()), 30.0)))
@@ -175,7 +175,8 @@ def figure_profile(figs: Figures, s: dict) -> str:
         fig,
         f"profile_alpha_l_{s['sweep']}",
         f"Profile likelihood of α_ℓ on the sweep {s['sweep']} "
-        f"({s['n']} runs): where the curve stays under the dotted lines is the 68 % / 95 % interval. "
+        f"({s['n']} runs): where the blue curve stays under the dotted lines is the 68 % / 95 % interval; the "
+        "vermillion dashed line marks α_ℓ = 1. "
         "A curve that stays low to the edge of the grid means the sweep does not pin α_ℓ.",
     )
 
@@ -229,7 +230,7 @@ def figure_sweep_depth(figs: Figures, s: dict) -> str:
         f"depth_part_{s['sweep']}",
         (
             f"Partial dependence on depth, sweep {s['sweep']} ({s['n']} runs): each run's loss less the fitted width "
-            f"and data terms and its offset L0, against depth, with the fitted depth term (units: ℓ = depth/"
+            f"and data terms and its offset L0 (blue), against depth, with the fitted depth term (vermillion; units: ℓ = depth/"
             f"{dp['depth_unit']:.3g}). Log-log axes; {left} run(s) where the remainder is ≤ 0 are not shown. Scatter "
             "about the curve is the fit's residual; points that do not follow it mean depth is not pinned."
         ),
