@@ -189,3 +189,17 @@ def test_sections_only_render():
                 name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
                 assert name not in banned, (f.name, name)
         assert len(f.read_text().splitlines()) < 400, f.name
+
+
+def test_a_main_fit_at_a_bound_states_no_error():
+    """L0 run to 0 (a bound of the fitting core): every row of that fit is "not tested" without an error,
+    though its bootstrap has 200 resamples; an interior fit states errors."""
+    boot, scan = _boot({}), _scan({"alpha_l_lr_1": 2.7, "alpha_l_lr_1.2": 0.35})
+    fit = _fit({})
+    fit["params"]["L0"]["value"] = 1e-12
+    rows = C.alpha_l_rows(fit, boot, scan, None, lmin=1.9) + C.other_rows(fit, boot, scan, lmin=1.9)
+    fitted = [r for r in rows if r.key != "alpha_l_paper_procedure"]
+    assert len(fitted) == 5 and all(r.at_bound == "L0" and r.err is None for r in fitted)
+    assert all(r.verdict in (V.NOT_TESTED, V.NO_PAPER_NUMBER) and "at a bound (L0)" in r.note for r in fitted)
+    interior = C.alpha_l_rows(_fit({}), boot, scan, None, lmin=1.9)
+    assert interior[1].at_bound == "" and interior[1].err is not None

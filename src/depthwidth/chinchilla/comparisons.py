@@ -32,6 +32,7 @@ from depthwidth.chinchilla.robustness import TESTED, choices_table, stat_column
 from depthwidth.chinchilla.points import POINT_COLUMNS, POINTS_RULE
 from depthwidth.chinchilla.shape import fit_scales, shape_table
 from depthwidth.integrity import read_json, read_table, write_table
+from depthwidth.laws.lawfit import LOG_C_BOUNDS
 from depthwidth.laws.law import ALPHA_BOUNDS, EXPONENTS, PARAMS, decomposed_law, kept_mask, select_points
 from depthwidth.optimal_shape import shape_exponents
 from depthwidth.papers import ALPHA_L_CHINCHILLA, ALPHA_M_STRONG, CHINCHILLA_ADAM_FIT
@@ -129,9 +130,37 @@ def row_p_values(row: pd.Series | None, exponent: str, values) -> dict[str, floa
 
 
 # ---------------------------------------------------------------- the decomposed law on the Chinchilla points
-def alpha_l_rows(fit: dict, boot: pd.DataFrame, scan: pd.DataFrame, scan_huber: pd.DataFrame | None) -> list:
+def fit_bounds(values: dict, lmin: float) -> list[str]:
+    """The parameters of a decomposed-law fit on the Chinchilla points at a bound of the fitting core:
+    an exponent at 0.001 or 10, ln c at −20 or 30, L0 at 0 or at the lowest loss ``lmin``."""
+    vals, bounds = {}, {}
+    for k, v in values.items():
+        if k in EXPONENTS:
+            vals[k], bounds[k] = v, ALPHA_BOUNDS
+        elif k.startswith("c_"):
+            vals[k], bounds[k] = math.log(v) if v > 0 else -math.inf, LOG_C_BOUNDS
+        elif k == "L0":
+            vals[k], bounds[k] = v, (0.0, lmin)
+    return V.at_bound(vals, bounds) + [k for k, v in vals.items() if v == -math.inf]
+
+
+def bounded_note(bound, note: str) -> str:
+    """A row's note, or for a fit at a bound why no error is stated (its errors are not an interior
+    optimum's)."""
+    return f"no error stated: the fit is at a bound ({', '.join(bound)})" if bound else note
+
+
+def guarded(verdict: V.Verdict, bound: list[str]) -> V.Verdict:
+    """``verdict``, or "not tested" where the fit has a parameter at a bound."""
+    return V.not_tested(f"the fit is at a bound ({', '.join(bound)})") if bound else verdict
+
+
+def alpha_l_rows(
+    fit: dict, boot: pd.DataFrame, scan: pd.DataFrame, scan_huber: pd.DataFrame | None, lmin: float = math.inf
+) -> list:
     """α_ℓ: the paper's procedure reproduced, the converged optimum, the Huber fit at the paper's cut."""
     cut, paper = fit["drop_highest_loss"], ALPHA_L_CHINCHILLA
+    bound = fit_bounds({k: p["value"] for k, p in fit["params"].items()}, lmin)
     rows = []
     adam = fit["variants"].get("paper_adam")
     if adam:
@@ -167,27 +196,33 @@ def alpha_l_rows(fit: dict, boot: pd.DataFrame, scan: pd.DataFrame, scan_huber: 
             PAPER,
             CLAIM_ALPHA_L,
             "α_ℓ: converged optimum (least squares, the paper's points)",
-            lean_verdict(ps, f"{paper.value:g}", CHI2_TEST + ", least squares n·ln(SSR/SSR_min)"),
+            guarded(
+                lean_verdict(ps, f"{paper.value:g}", CHI2_TEST + ", least squares n·ln(SSR/SSR_min)"), bound
+            ),
             value=a["value"],
+            bound_params=bound,
             err=err,
             paper_value=paper.value,
             paper_err=paper.err,
             paper_source=paper.source,
-            note=_join(
-                "the same 203 points and objective as the paper's 1.2, fitted to convergence (the paper's Adam "
-                "stopped at 50k steps): two procedures on one data set, so their noise is not compared",
-                _interval(err),
-                error_note(err, a["stderr"], b, len(boot)),
+            note=bounded_note(
+                bound,
+                _join(
+                    "the same 203 points and objective as the paper's 1.2, fitted to convergence (the paper's Adam "
+                    "stopped at 50k steps): two procedures on one data set, so their noise is not compared",
+                    _interval(err),
+                    error_note(err, a["stderr"], b, len(boot)),
+                ),
             ),
             link=LINK,
         )
     )
     if scan_huber is not None:
-        rows += huber_rows(scan_huber, cut, paper)
+        rows += huber_rows(scan_huber, cut, paper, lmin)
     return rows
 
 
-def huber_rows(scan_huber: pd.DataFrame, cut: int, paper) -> list:
+def huber_rows(scan_huber: pd.DataFrame, cut: int, paper, lmin: float = math.inf) -> list:
     """The Huber fit at the paper's cut (error: the scan's bootstrap there; lean by the χ²₁ profile)."""
     r = scan_row(scan_huber, cut)
     if r is None:
@@ -196,6 +231,7 @@ def huber_rows(scan_huber: pd.DataFrame, cut: int, paper) -> list:
     err = stated(float(r["alpha_l_stderr"]), b)
     ps = row_p_values(r, "alpha_l", LEAN_VALUES)
     test = CHI2_TEST + ", Huber 2ΔH·mean ψ′/mean ψ²"
+    bound = fit_bounds({k: float(r[k]) for k in PARAMS}, lmin)
     return [
         V.compare(
             STAGE,
@@ -203,17 +239,21 @@ def huber_rows(scan_huber: pd.DataFrame, cut: int, paper) -> list:
             PAPER,
             CLAIM_ALPHA_L,
             f"α_ℓ: Huber (δ = {r['huber_delta']:g}) at the paper's cut",
-            lean_verdict(ps, f"{paper.value:g}", test),
+            guarded(lean_verdict(ps, f"{paper.value:g}", test), bound),
             value=float(r["alpha_l"]),
+            bound_params=bound,
             err=err,
             paper_value=paper.value,
             paper_err=paper.err,
             paper_source=paper.source,
-            note=_join(
-                f"the paper's {int(r['n_points'])} points with a robust loss: the same data as the paper's "
-                "value, so the procedures are compared, not their noise",
-                _interval(err),
-                error_note(err, float(r["alpha_l_stderr"]), b, int(r.get("bootstrap_resamples", 0) or 0)),
+            note=bounded_note(
+                bound,
+                _join(
+                    f"the paper's {int(r['n_points'])} points with a robust loss: the same data as the paper's "
+                    "value, so the procedures are compared, not their noise",
+                    _interval(err),
+                    error_note(err, float(r["alpha_l_stderr"]), b, int(r.get("bootstrap_resamples", 0) or 0)),
+                ),
             ),
             link=LINK,
         )
@@ -243,10 +283,11 @@ def huber_all_points_row(fit_huber: dict, boot_huber: pd.DataFrame) -> V.Compari
     )
 
 
-def other_rows(fit: dict, boot: pd.DataFrame, scan: pd.DataFrame) -> list:
+def other_rows(fit: dict, boot: pd.DataFrame, scan: pd.DataFrame, lmin: float = math.inf) -> list:
     """α_m against ≈ 1, α_D and L0 (no paper number), the N-exponent β of the optimal shape against ≈ 1/3."""
     rows = []
     src = f"Chinchilla Fig. 4, {fit['n_points']} points"
+    bound = fit_bounds({k: p["value"] for k, p in fit["params"].items()}, lmin)
     am = fit["params"]["alpha_m"]
     b = fit_bootstrap(boot, "alpha_m")
     err = stated(am["stderr"], b)
@@ -263,14 +304,18 @@ def other_rows(fit: dict, boot: pd.DataFrame, scan: pd.DataFrame) -> list:
             PAPER,
             CLAIM_ALPHA_M,
             "α_m (least squares, the paper's points)",
-            verdict,
+            guarded(verdict, bound),
             value=am["value"],
+            bound_params=bound,
             err=err,
             paper_value=ALPHA_M_STRONG.value,
             paper_text=f"≈ {ALPHA_M_STRONG.value:g} (strong superposition)",
             paper_source=ALPHA_M_STRONG.source,
-            note=_join(
-                V.leans(ps) + " (χ²₁ profile)" if ps else "", error_note(err, am["stderr"], b, len(boot))
+            note=bounded_note(
+                bound,
+                _join(
+                    V.leans(ps) + " (χ²₁ profile)" if ps else "", error_note(err, am["stderr"], b, len(boot))
+                ),
             ),
             link=LINK,
         )
@@ -288,17 +333,18 @@ def other_rows(fit: dict, boot: pd.DataFrame, scan: pd.DataFrame) -> list:
                 quantity,
                 V.no_paper_number(),
                 value=p["value"],
+                bound_params=bound,
                 err=err,
                 paper_source=src,
-                note=_join(_interval(err), error_note(err, p["stderr"], b, len(boot))),
+                note=bounded_note(bound, _join(_interval(err), error_note(err, p["stderr"], b, len(boot)))),
                 link=LINK,
             )
         )
-    rows.append(beta_row(fit, boot))
+    rows.append(beta_row(fit, boot, bound))
     return rows
 
 
-def beta_row(fit: dict, boot: pd.DataFrame) -> V.Comparison:
+def beta_row(fit: dict, boot: pd.DataFrame, bound: list[str] = ()) -> V.Comparison:
     """β = α_mα_ℓ/(α_m + 2α_ℓ), the N-exponent of the width-plus-depth loss at the optimal shape, against
     Chinchilla's ≈ 1/3 (stated without error): the bootstrap interval over runs holds it or not."""
     v = shape_exponents(fit["params"]["alpha_m"]["value"], fit["params"]["alpha_l"]["value"])["N_exponent"]
@@ -315,13 +361,16 @@ def beta_row(fit: dict, boot: pd.DataFrame) -> V.Comparison:
         PAPER,
         CLAIM_SHAPE,
         "N-exponent β of the loss-optimal shape",
-        verdict,
+        guarded(verdict, list(bound)),
+        bound_params=list(bound),
         value=v,
         err=b or V.NONE,
         paper_value=1 / 3,
         paper_text="≈ 1/3 (Chinchilla)",
         paper_source="Hoffmann et al. 2022: loss ∝ N^−1/3 at the compute-optimal shape",
-        note=_join("β = α_mα_ℓ/(α_m + 2α_ℓ) of each bootstrap fit", _interval(b or V.NONE)),
+        note=bounded_note(
+            bound, _join("β = α_mα_ℓ/(α_m + 2α_ℓ) of each bootstrap fit", _interval(b or V.NONE))
+        ),
         link=LINK,
     )
 
@@ -462,7 +511,9 @@ def comparisons(inputs: dict, n_params: list[float]) -> tuple:
     scan_huber = (
         read_table(inputs["scan_huber"], "chinchilla_drop_scan") if inputs.get("scan_huber") else None
     )
-    rows = alpha_l_rows(fit, boot, scan, scan_huber) + other_rows(fit, boot, scan)
+    points = read_table(inputs["points"], POINTS_RULE, POINT_COLUMNS)
+    lmin = float(points["loss"].min())
+    rows = alpha_l_rows(fit, boot, scan, scan_huber, lmin) + other_rows(fit, boot, scan, lmin)
     if inputs.get("fit_huber"):
         fit_huber = read_json(inputs["fit_huber"], "chinchilla_fit", ("params", "n_points", "huber_delta"))
         rows.append(huber_all_points_row(fit_huber, read_table(inputs["bootstrap_huber"], "chinchilla_fit")))
@@ -473,7 +524,6 @@ def comparisons(inputs: dict, n_params: list[float]) -> tuple:
         )
         rows += sweep_rows(s, runs)
     robust = choices_table([scan] + ([scan_huber] if scan_huber is not None else []))
-    points = read_table(inputs["points"], POINTS_RULE, POINT_COLUMNS)
     return rows, shape_table(fit, boot, n_params), robust, fit_points(points, fit)
 
 
