@@ -173,15 +173,51 @@ rule chinchilla_sweep_identify:
         "../scripts/chinchilla_sweep_identify.py"
 
 
+# Every comparison of the stage with the papers, as data (depthwidth.verdicts): the headline rows and the
+# section's tables come from comparisons.csv; with it the robustness and optimal-shape tables.
+rule chinchilla_compare:
+    input:
+        points="results/chinchilla/points.csv",
+        fit=chinchilla_pipeline.fit_target("decomposed", "squared"),
+        bootstrap=chinchilla_pipeline.fit_target("decomposed", "squared", "bootstrap.csv"),
+        scan=chinchilla_pipeline.fit_target("decomposed", "squared", "drop_scan.csv"),
+        fit_huber=chinchilla_pipeline.fit_target("decomposed", "huber"),
+        bootstrap_huber=chinchilla_pipeline.fit_target("decomposed", "huber", "bootstrap.csv"),
+        scan_huber=chinchilla_pipeline.fit_target("decomposed", "huber", "drop_scan.csv"),
+        sweeps=chinchilla_pipeline.sweep_targets(config),
+        runs=chinchilla_pipeline.sweep_targets(config, "runs.csv"),
+    output:
+        comparisons="results/chinchilla/comparisons.csv",
+        shape="results/chinchilla/optimal_shape.csv",
+        robustness="results/chinchilla/robustness.csv",
+        fit_points="results/chinchilla/fit_points.csv",
+    log:
+        "logs/chinchilla/compare.log",
+    benchmark:
+        "benchmarks/chinchilla/compare.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    threads: RULES.threads("chinchilla_compare")
+    resources:
+        **RULES.resources("chinchilla_compare"),
+    params:
+        **RULES.params("chinchilla_compare"),
+    script:
+        "../scripts/chinchilla_compare.py"
+
+
 rule chinchilla_section:
     input:
+        comparisons="results/chinchilla/comparisons.csv",
+        shape="results/chinchilla/optimal_shape.csv",
+        robustness="results/chinchilla/robustness.csv",
+        fit_points="results/chinchilla/fit_points.csv",
         points="results/chinchilla/points.csv",
         summary="results/chinchilla/reconstruction.json",
         fit=chinchilla_pipeline.fit_target("decomposed", "squared"),
         bootstrap=chinchilla_pipeline.fit_target("decomposed", "squared", "bootstrap.csv"),
         scan=chinchilla_pipeline.fit_target("decomposed", "squared", "drop_scan.csv"),
         fit_huber=chinchilla_pipeline.fit_target("decomposed", "huber"),
-        scan_huber=chinchilla_pipeline.fit_target("decomposed", "huber", "drop_scan.csv"),
         deltas="results/chinchilla/delta_scan.csv",
         leverage="results/chinchilla/leverage.csv",
         law="results/chinchilla/chinchilla_law.json",
@@ -190,9 +226,7 @@ rule chinchilla_section:
     output:
         html="results/chinchilla/section.html",
         headline="results/chinchilla/headline.json",
-        shape="results/chinchilla/optimal_shape.csv",
         sweeps="results/chinchilla/sweeps.csv",
-        robustness="results/chinchilla/robustness.csv",
         figures=report(
             directory("results/chinchilla/figures"),
             patterns=["{name}.png"],

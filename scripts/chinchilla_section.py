@@ -5,13 +5,4 @@ from depthwidth.logs import setup_logging
 
 setup_logging(snakemake.log[0])  # noqa: F821
 sm = snakemake  # noqa: F821
-chinchilla_section(
-    dict(sm.input.items()),
-    sm.params.shape["n_params"],
-    sm.output.html,
-    sm.output.headline,
-    sm.output.shape,
-    sm.output.figures,
-    sm.output.sweeps,
-    sm.output.robustness,
-)
+chinchilla_section(dict(sm.input.items()), dict(sm.output.items()))

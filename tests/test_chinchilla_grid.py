@@ -183,7 +183,7 @@ def test_a_chinchilla_cell_recovers_the_law_and_its_variant_keeps_every_point(tm
 def test_the_section_names_the_chinchilla_cells_from_their_records_and_checks_the_optimiser_on_like_points():
     """The Chinchilla-law table's columns are named from each fit's own loss and point count; the
     optimiser check compares only the cell on the replication's points, loss and δ (else says nothing)."""
-    from depthwidth.chinchilla.section import core_law_fits, optimiser_check
+    from depthwidth.chinchilla.section_law import core_law_fits, optimiser_check
 
     def rec(loss, n, obj, **kw):
         return {"loss": loss, "n_points": n, "objective": obj, "params": {}, **kw}

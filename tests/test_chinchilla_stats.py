@@ -127,6 +127,9 @@ def test_choices_table_and_sentence():
     )
     al = t[t["exponent"] == "alpha_l"]
     assert len(al) == 3 and al["lo"].min() == pytest.approx(0.9 - 1.959964 * 0.1)
+    # each statistic with its χ²₁ p-value, the same reading for both losses: 5.0 → 0.0253, 4.0 → 0.0455
+    assert al["p_1"].tolist()[1] == pytest.approx(0.02535, abs=1e-4)
+    assert al["p_1.2"].tolist()[2] == pytest.approx(0.0455, abs=1e-4)
     text = robustness.sentence(t, "alpha_l")
     assert "ranges 0.90–1.30" in text
     assert "1.0 excluded at 1 of 3" in text or "1 excluded at 1 of 3" in text

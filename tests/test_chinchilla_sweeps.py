@@ -366,10 +366,16 @@ def test_bad_user_sweep_fails_before_fitting(tmp_path):
     assert not (tmp_path / "logs/chinchilla/sweeps/mine/identify.log").exists()  # never got to the fit
 
 
-def test_sweep_verdict_on_alpha_l():
-    from depthwidth.chinchilla.identify import verdict
+def test_sweep_rows_test_alpha_l_against_one_by_the_profile_interval():
+    """A sweep's α_ℓ row: "yes" where the closed 95 % profile interval holds 1, "no" where a closed end
+    excludes it, "cannot tell" where the interval is open; never a headline row."""
+    from depthwidth.chinchilla.comparisons import sweep_rows
 
-    def summary(lo, hi, at_bound=()):
+    runs = pd.DataFrame(
+        {"width": [256, 512, 1024] * 4, "depth": [4] * 3 + [8] * 3 + [16] * 3 + [32] * 3, "loss": 3.0}
+    )
+
+    def summary(lo, hi):
         iv = {
             "lo": lo,
             "hi": hi,
@@ -379,34 +385,54 @@ def test_sweep_verdict_on_alpha_l():
         }
         return {
             "sweep": "s",
+            "n": 12,
+            "p": 7,
+            "ssr": 1.0,
             "fixed": {},
-            "at_bound": list(at_bound),
-            "params": {"alpha_l": {"value": 1.1}},
-            "profiles": {"alpha_l": {"intervals": {"95%": iv, "68%": iv}}},
+            "at_bound": [],
+            "identified": {"alpha_l": lo is not None and hi is not None},
+            "params": {"alpha_l": {"value": 1.1}, "alpha_m": {"value": 0.9}, "L0": {"value": 1.0}},
+            "profiles": {"alpha_l": {"rows": [], "intervals": {"95%": iv, "68%": iv}}},
+            "tokens_vs_size": {"tied": False, "corr_logD_logN": 0.1},
         }
 
-    assert verdict(summary(0.8, 1.4))[0] == "supports"
-    assert verdict(summary(1.3, 2.0))[0] == "contradicts"
-    assert verdict(summary(0.25, None))[0] == "cannot tell"
-    assert verdict(summary(0.3, 1.5))[0] == "cannot tell"
+    def row(lo, hi):
+        with pytest.MonkeyPatch.context() as mp:  # no profile rows: no lean to read
+            mp.setattr("depthwidth.chinchilla.comparisons.profile_p_values", lambda *a: {})
+            return sweep_rows(summary(lo, hi), runs)[0]
+
+    assert row(0.8, 1.4).verdict == "yes" and row(1.3, 2.0).verdict == "no"
+    open_row = row(0.25, None)
+    assert open_row.verdict == "cannot tell" and "open above" in open_row.verdict_text
+    assert (
+        not open_row.headline
+        and open_row.claim == "sweep: s"
+        and (open_row.low, open_row.high) == (0.25, None)
+    )
 
 
 def test_section_compares_sweeps(tmp_path):
     from depthwidth.chinchilla.section import sweeps_html
     from depthwidth.sections import Figures
 
+    from depthwidth.chinchilla.comparisons import sweep_rows
+    from depthwidth.verdicts import COLUMNS
+
+    df = good_sweep()
     out = identify.identify(
-        good_sweep(), n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]}, heldout_splits=2
+        df, n_starts=2, n_bootstrap=0, profile_grids={"alpha_l": [0.6, 2.0]}, heldout_splits=2
     )
-    body, table = sweeps_html(Figures(tmp_path), [{"sweep": "mine", "n_exponents": 3, **out}])
-    assert table["sweep"].tolist() == ["mine"] and table["α_m 68 %"].iloc[0] == "–"
-    assert table["optimal shape m* ∝ N^a, ℓ* ∝ N^b"].iloc[0] == "not identified"
-    assert (
-        table["held-out RMSE log L (train)"].iloc[0].startswith("0.00") and "Held-out check per sweep" in body
-    )
+    s = {"sweep": "mine", "n_exponents": 3, **out}
+    rows = pd.DataFrame([r.row() for r in sweep_rows(s, df)], columns=list(COLUMNS))
+    body, table = sweeps_html(Figures(tmp_path), [s], rows)
+    assert table["Sweep"].tolist() == ["mine"] * 3
+    am = table[table["Exponent"] == "α_m"].iloc[0]
+    assert am["Status"] == "not profiled" and am["68 % low"] == "–"
+    assert "not identified" in body and "Held-out check per sweep" in body
     assert (tmp_path / "depth_part_mine.png").is_file() and "Partial dependence on depth, sweep mine" in body
     # the true α_ℓ = 1.2 with 0.5 % noise: the 95 % interval is narrow and excludes 1
-    assert "mine contradicts α_ℓ ≈ 1" in body, body
+    assert rows["verdict"].tolist() == ["no"] and "1 excluded; leans 1.2" in rows["verdict_text"].iloc[0]
+    assert "1 excluded; leans 1.2" in body
     assert (tmp_path / "profile_alpha_l_mine.png").is_file() and "No sweep ties" in body
 
 
@@ -435,9 +461,8 @@ def test_heldout_noiseless_sweep_is_zero_and_noisy_matches_noise():
     assert 0.003 < noisy["rmse_log_test_mean"] < 0.008, noisy  # the 0.5 % noise, not more
 
 
-def test_sweep_shape_and_headline_rows():
+def test_sweep_shape():
     from depthwidth.chinchilla.identify import sweep_shape
-    from depthwidth.chinchilla.section import sweep_headline_rows
 
     def summary(name, lo, hi, identified):
         iv = {
@@ -471,10 +496,6 @@ def test_sweep_shape_and_headline_rows():
             1
         ]
     )
-    rows = sweep_headline_rows([summary("chinchilla", 0.8, 1.4, {"alpha_l": True}), both, only_l])
-    assert [r["quantity"] for r in rows] == ["α_ℓ (sweep a)", "α_ℓ (sweep b)"]
-    assert rows[0]["agree"] is True and "0.8 – 1.4" in rows[0]["note"]
-    assert rows[1]["agree"] is None and "open (> 4)" in rows[1]["note"]  # no verdict on an open interval
 
 
 # ---------------------------------------------------------------- a user's file: read, repeats, free exponents

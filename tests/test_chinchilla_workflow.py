@@ -59,6 +59,12 @@ def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
         if loss == "huber":
             rep = law["replication"]["objective_huber"]
             assert c["objective"] <= rep * (1 + 1e-9)
+    # the comparisons as data: the paper's procedure to its printed digits; with the test config's 8 and 4
+    # bootstrap resamples (under 200) no row states a bootstrap error
+    comp = pd.read_csv(wd / "results/chinchilla/comparisons.csv").set_index("key")
+    assert comp.loc["alpha_l_paper_procedure", "verdict"] in ("reproduced exactly", "no")
+    assert not comp["err_method"].astype(str).str.startswith("bootstrap").any()
+    assert comp.loc["alpha_l_converged", "headline"] and 0 < comp.loc["alpha_l_converged", "p_value"] < 1
     page = (wd / "results/report.html").read_text()
     assert 'id="chinchilla"' in page and "id='headline'" in page and page.count("data:image/png;base64") >= 4
 
@@ -68,4 +74,9 @@ def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
     override = tmp_path / "override.yaml"
     override.write_text(yaml.safe_dump({"chinchilla": {"fit": {"bootstrap_resamples": 9}}}))
     proc = run_snakemake(wd, "-n", "results/report.html", configfiles=("config/test.yaml", str(override)))
-    assert planned_jobs(proc) == {"chinchilla_fit": 1, "chinchilla_section": 1, "report": 1}
+    assert planned_jobs(proc) == {
+        "chinchilla_fit": 1,
+        "chinchilla_compare": 1,
+        "chinchilla_section": 1,
+        "report": 1,
+    }

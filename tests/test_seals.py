@@ -641,6 +641,7 @@ def test_chinchilla_consumers_check_what_they_read(tmp_path):
     from depthwidth.chinchilla.scan import chinchilla_drop_scan
     from depthwidth.chinchilla.section import chinchilla_section
     from depthwidth.chinchilla.sweeps import chinchilla_sweep_points
+    from depthwidth.verdicts import write_comparisons
 
     res = tmp_path / "results/chinchilla"
     points, recon = res / "points.csv", res / "reconstruction.json"
@@ -677,9 +678,11 @@ def test_chinchilla_consumers_check_what_they_read(tmp_path):
         pd.DataFrame({"k": [0, 1, 2, 3], "alpha_l": [1.3, 1.2, 1.1, 1.0]}), res / "drop_scan.csv"
     )
     _damage(res / "drop_scan.csv", "drop_rows")
+    write_comparisons(res / "comparisons.csv", [])
     inputs = {
         k: str(res / f)
         for k, f in (
+            ("comparisons", "comparisons.csv"),
             ("points", "points.csv"),
             ("summary", "reconstruction.json"),
             ("fit", "fit.json"),
@@ -687,10 +690,16 @@ def test_chinchilla_consumers_check_what_they_read(tmp_path):
             ("scan", "drop_scan.csv"),
         )
     }
-    out = [str(tmp_path / f) for f in ("s.html", "h.json", "shape.csv", "figures")]
+    out = {
+        k: str(tmp_path / f) for k, f in (("html", "s.html"), ("headline", "h.json"), ("figures", "figures"))
+    }
     with pytest.raises(IntegrityError, match=r"drop_scan\.csv.*forcerun chinchilla_drop_scan"):
-        chinchilla_section(inputs, [1e9], *out)
+        chinchilla_section(inputs, out)
     assert not (tmp_path / "h.json").exists()
+    # a damaged comparisons.csv stops the section before anything is drawn, naming the rule that makes it
+    _damage(res / "comparisons.csv", "truncate")
+    with pytest.raises(IntegrityError, match=r"comparisons\.csv.*forcerun chinchilla_compare"):
+        chinchilla_section(inputs, out)
 
 
 # ------------------------------------------------------------------------------------------- report

@@ -111,12 +111,15 @@ PAPER_STDERR_NOTE = (
 
 def _fit_summary(res, d: FitData, how: lawfit.LawFit = MAIN) -> dict:
     v, se = how.values(res, d), how.stderrs(res, d)
-    se_paper = paper_stderrs(d, v)
     # a Huber fit's stderr is the sandwich formula (lawfit.huber_covariance); its reported error is the
-    # bootstrap std that run_fit adds
+    # bootstrap std that run_fit adds. The paper's formula is a least-squares covariance: a Huber fit has none.
     huber = {"objective_huber": float(res.objective), "stderr_kind": "sandwich"} if how.least_squares else {}
+    se_paper = {} if how.least_squares else paper_stderrs(d, v)
     return {
-        "params": {k: {"value": v[k], "stderr": se[k], "stderr_paper": se_paper[k]} for k in PARAMS},
+        "params": {
+            k: {"value": v[k], "stderr": se[k], **({"stderr_paper": se_paper[k]} if se_paper else {})}
+            for k in PARAMS
+        },
         "n_points": len(d),
         **huber,
         "objective_sum_sq_log_residual": float(res.chisqr),
@@ -212,7 +215,8 @@ def run_fit(points: pd.DataFrame, cfg: dict) -> tuple[dict, pd.DataFrame]:
     out = {"law": "decomposed", "loss": cfg["loss"], **_fit_summary(res, d, how)}
     if cfg["loss"] == "huber":
         out["huber_delta"] = cfg["huber_delta"]
-    out["stderr_paper_note"] = PAPER_STDERR_NOTE
+    if cfg["loss"] != "huber":
+        out["stderr_paper_note"] = PAPER_STDERR_NOTE
     out["units"] = {
         "m": f"d_model * {cfg['width_scale']}",
         "l": f"n_layers * {cfg['depth_scale']}",

@@ -284,12 +284,7 @@ def identified(summary: dict, level: str = "95%") -> dict:
     return out
 
 
-# ---------------------------------------------------------------- decisions on a sweep's summary
-# "Supports α_ℓ ≈ 1": 1 inside the 95 % profile interval, which is closed and within these ends (it tells
-# α_ℓ ≈ 1 apart from a half and from 2); "contradicts": a closed end of the 95 % interval excludes 1.
-SUPPORT_RANGE = (0.5, 2.0)
-
-
+# ---------------------------------------------------------------- a sweep's summary in words
 def interval_text(s: dict, a: str, level: str) -> str:
     """An exponent's profile interval at ``level`` of a sweep summary as text ("lo – hi", an open end as
     "open (< grid end)"), "–" where it is not profiled."""
@@ -300,34 +295,6 @@ def interval_text(s: dict, a: str, level: str) -> str:
     lo = f"{iv['lo']:.3g}" if iv["closed_lo"] else f"open (< {iv['grid'][0]:.3g})"
     hi = f"{iv['hi']:.3g}" if iv["closed_hi"] else f"open (> {iv['grid'][1]:.3g})"
     return f"{lo} – {hi}"
-
-
-def verdict(s: dict) -> tuple[str, str]:
-    """("supports" | "contradicts" | "cannot tell", a sentence) on α_ℓ ≈ 1, from the 95 % profile interval."""
-    name = s["sweep"]
-    if "alpha_l" in s["fixed"] or "alpha_l" not in s["profiles"]:
-        return "cannot tell", f"{name}: α_ℓ is fixed or not profiled, so this sweep says nothing about it."
-    iv = s["profiles"]["alpha_l"]["intervals"]["95%"]
-    a = s["params"]["alpha_l"]["value"]
-    ends = f"95 % profile interval {interval_text(s, 'alpha_l', '95%')}, best {a:.3g}"
-    if (iv["closed_lo"] and iv["lo"] > 1) or (iv["closed_hi"] and iv["hi"] < 1):
-        return "contradicts", f"{name} contradicts α_ℓ ≈ 1 ({ends}: 1 lies outside)."
-    lo_ok, hi_ok = (
-        iv["closed_lo"] and iv["lo"] > SUPPORT_RANGE[0],
-        iv["closed_hi"] and iv["hi"] < SUPPORT_RANGE[1],
-    )
-    if lo_ok and hi_ok and "alpha_l" not in s["at_bound"]:
-        return "supports", (
-            f"{name} supports α_ℓ ≈ 1 ({ends}: it holds 1 and excludes α_ℓ ≤ {SUPPORT_RANGE[0]} "
-            f"and ≥ {SUPPORT_RANGE[1]})."
-        )
-    wide = " and ".join(
-        w for w, ok in ((f"below {SUPPORT_RANGE[0]}", lo_ok), (f"above {SUPPORT_RANGE[1]}", hi_ok)) if not ok
-    )
-    return "cannot tell", (
-        f"{name} cannot tell: α_ℓ = 1 is inside its {ends}, but the interval also reaches "
-        f"{wide} (support needs it within {SUPPORT_RANGE[0]}–{SUPPORT_RANGE[1]})."
-    )
 
 
 def sweep_shape(s: dict) -> tuple[dict | None, str]:

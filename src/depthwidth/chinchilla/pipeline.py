@@ -23,13 +23,20 @@ SCANNED_LAWS = ("decomposed",)
 # A cell's units, starts and seed; the dropped-points scan reads these keys of a cell and ``SCAN_KEYS``
 # (editing another, such as bootstrap, held-out or variants, does not rerun the scan).
 SHARED_KEYS = ("width_scale", "depth_scale", "tokens_scale", "n_starts", "seed")
-SCAN_KEYS = (*SHARED_KEYS, "adam_steps", "loss", "huber_delta", "scan_bootstrap_resamples")
+SCAN_KEYS = (
+    *SHARED_KEYS,
+    "adam_steps",
+    "loss",
+    "huber_delta",
+    "scan_bootstrap_resamples",
+    "cut_bootstrap_resamples",
+)
 LEVERAGE_KEYS = (*SHARED_KEYS, "drop_highest_loss", "delta_scan")
 # Keys only the squared cell's scan reads: it repeats the paper's Adam fit and states the paper's
 # least-squares errors.
 SQUARED_SCAN_KEYS = ("adam_steps", "paper_stderr_precision")
 # Keys of a cell only its scan or the leverage rule reads.
-NOT_FIT_KEYS = ("scan_bootstrap_resamples", "delta_scan")
+NOT_FIT_KEYS = ("scan_bootstrap_resamples", "cut_bootstrap_resamples", "delta_scan")
 # The keys of chinchilla.chinchilla_law a Chinchilla-law cell reads; the replication reads the others.
 LAW_CELL_KEYS = ("n_starts", "seed", "bootstrap_resamples")
 
@@ -64,9 +71,13 @@ def fit_params(config: dict, wildcards: dict) -> dict:
 
 def drop_scan_params(config: dict, wildcards: dict) -> dict:
     """Rule chinchilla_drop_scan's params: the scan's keys of the job's cell (``SCAN_KEYS``) and
-    ``chinchilla.drop_scan``, less ``SQUARED_SCAN_KEYS`` in a cell of another loss."""
+    ``chinchilla.drop_scan``, less ``SQUARED_SCAN_KEYS`` in a cell of another loss; a cell with
+    ``cut_bootstrap_resamples`` (the Huber cell) also gets the paper's cut ``paper_cut``
+    (``chinchilla.fit.drop_highest_loss``), the k at which it bootstraps that many resamples."""
     s = cell(config, wildcards["law"], wildcards["loss"])
     scan = {**{k: s[k] for k in SCAN_KEYS if k in s}, **config["chinchilla"]["drop_scan"]}
+    if "cut_bootstrap_resamples" in scan:
+        scan["paper_cut"] = config["chinchilla"]["fit"]["drop_highest_loss"]
     drop = () if s["loss"] == "squared" else SQUARED_SCAN_KEYS
     return dict(sorted((k, v) for k, v in scan.items() if k not in drop))
 
@@ -234,8 +245,9 @@ def sweep_file_params(config: dict, wildcards: dict) -> dict | None:
     return _file_id(s["path"], (st.st_mtime_ns, st.st_size))
 
 
-def sweep_targets(config: dict) -> list[str]:
-    return [f"results/chinchilla/sweeps/{n}/identify.json" for n in sweep_names(config)]
+def sweep_targets(config: dict, name: str = "identify.json") -> list[str]:
+    """The file ``name`` of each sweep (identify.json, or runs.csv), in config order."""
+    return [f"results/chinchilla/sweeps/{n}/{name}" for n in sweep_names(config)]
 
 
 def sweep_input_function(config: dict):
@@ -274,5 +286,6 @@ RULES = {
         runtime=5,
     ),
     "chinchilla_sweep_identify": Rule(params={"cfg": Call(sweep_identify_params)}, mem_mb=1000, runtime=30),
-    "chinchilla_section": Rule(params={"shape": Keys("chinchilla.shape")}, mem_mb=1000, runtime=10),
+    "chinchilla_compare": Rule(params={"shape": Keys("chinchilla.shape")}, mem_mb=1000, runtime=10),
+    "chinchilla_section": Rule(mem_mb=1000, runtime=10),
 }

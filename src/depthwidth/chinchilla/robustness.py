@@ -7,13 +7,14 @@ and the values every choice excludes. No containment count: each choice is one r
 The profile statistic of a value a of exponent θ, at one choice, with the other parameters refitted:
 
 - least squares: n·ln(SSR(a)/SSR_min), the Gaussian likelihood ratio (χ²₁ under normal errors);
-- Huber_δ: 2(H(a) − H_min)·mean ψ′/mean ψ² at the free fit (mean ψ′ smoothed: ``lawfit.mean_psi_prime``) (the drop-in-dispersion test of Schrader &
-  Hettmansperger 1980, χ²₁ under errors independent of the design), then calibrated by the bootstrap:
-  multiplied by V_θθ/v_boot, V the covariance that χ²₁ calibration implies ((mean ψ²/(mean ψ′)²)(JᵀJ)⁻¹)
-  and v_boot the bootstrap variance of θ̂ at that choice.
+- Huber_δ: 2(H(a) − H_min)·mean ψ′/mean ψ² at the free fit (mean ψ′ smoothed: ``lawfit.mean_psi_prime``)
+  (the drop-in-dispersion test of Schrader & Hettmansperger 1980, χ²₁ under errors independent of the
+  design).
 
-A value is excluded at a choice when its statistic exceeds 3.84 (95 %); the data tell two values apart
-at a choice when one is excluded and the other is not.
+Both are read as plain χ²₁, calibrated the same way (no bootstrap rescaling of one arm): the p-value of a
+value is P(χ²₁ > statistic) (columns ``p_<value>`` of the choices table). A value is excluded at a choice
+when its statistic exceeds 3.84 (p < 0.05); the data tell two values apart at a choice when one is
+excluded and the other is not.
 
 What the Huber cell of the fit grid owes to δ and to the runs' leverage (rule chinchilla_leverage): the same
 fit on its points at each δ of ``delta_scan`` and with least squares, and the leverage of every run under
@@ -28,6 +29,7 @@ import logging
 
 import numpy as np
 import pandas as pd
+from scipy.stats import chi2
 
 from depthwidth.chinchilla.fit import fit_law, main_fit
 from depthwidth.integrity import read_json, read_table, write_table
@@ -53,6 +55,7 @@ COLUMNS = [
     "value",
     "error",
     "error_kind",
+    "resamples",
     "lo",
     "hi",
 ]
@@ -63,32 +66,19 @@ def stat_column(exponent: str, value: float) -> str:
     return f"{exponent}_lr_{value:g}"
 
 
-def profile_statistics(
-    d: FitData, how: lawfit.LawFit, res, boot_var: dict | None = None, n_starts: int = 2, seed: int = 0
-) -> dict:
-    """The profile statistic (module docstring) of every value of ``TESTED`` at the fit ``res`` of ``how``
-    to ``d``; for Huber ``boot_var`` (exponent → bootstrap variance) calibrates it (without it: the
-    iid calibration). Columns ``stat_column(exponent, value)`` and, for Huber, ``<exponent>_lr_factor``
-    (the calibration factor V_θθ/v_boot)."""
+def profile_statistics(d: FitData, how: lawfit.LawFit, res, n_starts: int = 2, seed: int = 0) -> dict:
+    """The profile statistic (module docstring), χ²₁ under its assumptions, of every value of ``TESTED``
+    at the fit ``res`` of ``how`` to ``d``: columns ``stat_column(exponent, value)``."""
     best = how.values(res, d)
     huber = how.least_squares.get("loss") == "huber"
     r = how.residual(res.params, d)
+    factor = 1.0
     if huber:
         delta = how.least_squares["f_scale"]
-        psi = np.clip(r, -delta, delta)
-        m1, m2 = lawfit.mean_psi_prime(r, delta), float(np.mean(psi**2))
-        J = how.jacobian(res.params, d)
-        names = [k for k, q in res.params.items() if q.vary]
-        V = m2 / max(m1, 1e-300) ** 2 * np.linalg.pinv(J.T @ J)
+        m1, m2 = lawfit.mean_psi_prime(r, delta), float(np.mean(np.clip(r, -delta, delta) ** 2))
+        factor = m1 / m2 if m2 > 0 else np.nan
     out = {}
     for a, values in TESTED.items():
-        factor = 1.0
-        if huber:
-            factor = m1 / m2 if m2 > 0 else np.nan
-            if boot_var and boot_var.get(a):
-                cal = float(V[names.index(a), names.index(a)]) / boot_var[a]
-                factor *= cal
-                out[f"{a}_lr_factor"] = cal
         for v in values:
             fixed = lawfit.fit(d, how.holding(**{a: v}), n_starts=n_starts, seed=seed, inits=[best])
             if huber:
@@ -101,8 +91,9 @@ def profile_statistics(
 
 def choices_table(scans: list[pd.DataFrame]) -> pd.DataFrame:
     """One row per (exponent, choice): the scans' rows (each with ``loss``, ``huber_delta``) with value,
-    error (bootstrap std where the scan has it, else the covariance formula), its kind, the 95 % interval
-    value ± 1.96 error, and the profile statistic of each tested value."""
+    error (bootstrap std where the scan has it, else the covariance formula), its kind, the resamples of
+    its bootstrap (0: none), the 95 % interval value ± 1.96 error, and the profile statistic of each tested
+    value with its χ²₁ p-value."""
     rows = []
     for scan in scans:
         for _, s in scan.iterrows():
@@ -123,13 +114,16 @@ def choices_table(scans: list[pd.DataFrame]) -> pd.DataFrame:
                             float(s[a]),
                             err,
                             kind,
+                            int(s.get("bootstrap_resamples", 0) or 0) if ok else 0,
                             float(s[a]) - Z95 * err,
                             float(s[a]) + Z95 * err,
                         ],
                     )
                 )
                 for v in TESTED[a]:
-                    row[f"lr_{v:g}"] = float(s.get(stat_column(a, v), np.nan))
+                    stat = float(s.get(stat_column(a, v), np.nan))
+                    row[f"lr_{v:g}"] = stat
+                    row[f"p_{v:g}"] = float(chi2.sf(stat, 1)) if np.isfinite(stat) else np.nan
                 rows.append(row)
     return pd.DataFrame(rows)
 

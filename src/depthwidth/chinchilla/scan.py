@@ -3,9 +3,10 @@
 At each k the rows with loss strictly below the k-th largest are kept (``law.kept_mask``; k = 1, 10, …,
 100 keep 244, 235, …, 144 of the 245 points), and the law is fitted twice: with lmfit to convergence
 (lmfit's and the paper's standard errors) and with the paper's Adam procedure (all k at once). With the
-Huber loss the row's error is a bootstrap over runs (``scan_bootstrap_resamples``), beside the sandwich
-formula, and the paper's least-squares formula is left out. Each row carries the profile comparison of the
-tested exponent values (``robustness.profile_statistics``).
+Huber loss the row's error is a bootstrap over runs (``scan_bootstrap_resamples``; at the paper's cut
+``paper_cut``, ``cut_bootstrap_resamples``, the headline row's error), beside the sandwich formula, and the
+paper's least-squares formula is left out. Each row carries the profile statistics of the tested exponent
+values (``robustness.profile_statistics``, read as χ²₁ for both losses).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pandas as pd
 from depthwidth.laws import lawfit
 from depthwidth.chinchilla.adam import fit_adam_batch
 from depthwidth.chinchilla.fit import fit_law, main_fit, paper_stderrs
-from depthwidth.laws.law import EXPONENTS, PARAMS, select_points, unit_scales
+from depthwidth.laws.law import PARAMS, select_points, unit_scales
 from depthwidth.chinchilla.robustness import profile_statistics
 from depthwidth.integrity import read_table, write_table
 
@@ -43,6 +44,7 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
     adam_fits = [None] * len(ks) if huber else fit_adam_batch(datasets, params["adam_steps"])
     prec = None if huber else params["paper_stderr_precision"]
     n_boot = params.get("scan_bootstrap_resamples", 0)
+    n_boot_cut = max(n_boot, params.get("cut_bootstrap_resamples", 0))
     rows = []
     for k, d, a in zip(ks, datasets, adam_fits):
         res = fit_law(d, n_starts=params["n_starts"], seed=params["seed"], how=how)
@@ -56,15 +58,19 @@ def drop_scan(points: pd.DataFrame, params: dict) -> pd.DataFrame:
         if not huber:  # the paper's formula is a least-squares covariance
             row["stderr_paper_precision"] = prec
             se_paper = paper_stderrs(d, v, prec)
-        boot = lawfit.bootstrap(d, how, v, n_boot, seed=params["seed"], n_starts=1) if n_boot else None
+        nb = n_boot_cut if k == params.get("paper_cut") else n_boot
+        boot = lawfit.bootstrap(d, how, v, nb, seed=params["seed"], n_starts=1) if nb else None
+        if boot is not None:
+            row["bootstrap_resamples"] = len(boot)
         for p in PARAMS:
             row.update({p: v[p], f"{p}_stderr": se[p]})
             if not huber:
                 row[f"{p}_stderr_paper"] = se_paper[p]
             if boot is not None:
-                row[f"{p}_bootstrap_std"] = lawfit.bootstrap_spread(boot[p])["bootstrap_std"]
-        boot_var = {e: row[f"{e}_bootstrap_std"] ** 2 for e in EXPONENTS} if boot is not None else None
-        row.update(profile_statistics(d, how, res, boot_var, seed=params["seed"]))
+                spread = lawfit.bootstrap_spread(boot[p])
+                row[f"{p}_bootstrap_std"] = spread["bootstrap_std"]
+                row[f"{p}_bootstrap_lo"], row[f"{p}_bootstrap_hi"] = spread["bootstrap_ci95"]
+        row.update(profile_statistics(d, how, res, seed=params["seed"]))
         if a is not None:
             va = {p: a["params"][p]["value"] for p in PARAMS}
             se_paper_adam = paper_stderrs(d, va, prec)
