@@ -111,3 +111,13 @@ def test_comparisons_round_trip_through_their_sealed_file(tmp_path):
     (tmp_path / "c.csv").write_text((tmp_path / "c.csv").read_text().replace("yes", "supports"))
     with pytest.raises(Exception, match="c.csv"):
         v.read_comparisons(tmp_path / "c.csv", "stage_rule")
+
+
+def test_bootstrap_summary_error_matches_the_error_from_the_samples():
+    rng = np.random.default_rng(3)
+    s = rng.normal(0.9, 0.05, 400)
+    full = v.bootstrap_error(s, "seeds")
+    summ = v.bootstrap_summary_error(full.value, "seeds", full.resamples, full.low, full.high)
+    assert summ == full
+    with pytest.raises(v.VerdictError, match="≥ 200"):
+        v.bootstrap_summary_error(0.05, "seeds", 150)

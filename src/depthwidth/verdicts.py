@@ -131,6 +131,34 @@ def bootstrap_error(samples, unit: str, central: float | None = None, level: flo
     )
 
 
+def bootstrap_summary_error(
+    sd: float,
+    unit: str,
+    resamples: int,
+    low: float | None = None,
+    high: float | None = None,
+    level: float = 0.95,
+) -> Error:
+    """The bootstrap error of one value from a stored summary of its resamples (their sd, count and
+    percentile interval), as :func:`bootstrap_error` would make it from the samples; fewer than
+    :data:`MIN_RESAMPLES` resamples (or no finite sd) raise."""
+    if not (resamples >= MIN_RESAMPLES) or sd is None or not math.isfinite(sd):
+        raise VerdictError(
+            f"a bootstrap over {unit} with {resamples} finite resamples: a verdict needs ≥ {MIN_RESAMPLES} "
+            "(raise the config's bootstrap resample count)"
+        )
+    return Error(
+        float(sd),
+        BOOTSTRAP,
+        unit=unit,
+        resamples=int(resamples),
+        mc=float(sd) / math.sqrt(2 * (resamples - 1)),
+        low=None if low is None or not math.isfinite(low) else float(low),
+        high=None if high is None or not math.isfinite(high) else float(high),
+        level=level,
+    )
+
+
 def choose_error(covariance: float | None, bootstrap: Error) -> Error:
     """The error to state: the covariance error only where it is within :data:`COVARIANCE_WITHIN`× of
     the bootstrap (either way), else the bootstrap."""

@@ -15,7 +15,8 @@ from matplotlib.ticker import NullFormatter
 
 from depthwidth import papers
 from depthwidth.integrity import read_json, read_table
-from depthwidth.sections import Figures, agree_within, headline_row, table_html, write_section
+from depthwidth.sections import Figures, comparisons_html, table_html, write_section
+from depthwidth.verdicts import read_comparisons
 from depthwidth.superposition.grid import parse_cell_path
 from depthwidth.superposition.tables import (
     CELL_COLUMNS,
@@ -52,63 +53,36 @@ def _gamma_color(g: float, gammas: list[float]):
     return CMAP((g - min(gammas)) / max(max(gammas) - min(gammas), 1e-9))
 
 
-def _mean_with_err(vals, errs) -> tuple[float, float]:
-    """Mean of several exponents and its error: the larger of the propagated fit errors and the
-    scatter between them (standard error of the mean)."""
-    vals, errs = np.asarray(vals, float), np.asarray(errs, float)
-    ok = np.isfinite(vals)
-    vals, errs = vals[ok], errs[ok]
-    if vals.size == 0:
-        return float("nan"), float("nan")
-    mean = float(vals.mean())
-    prop = float(np.sqrt(np.nansum(errs**2)) / vals.size) if np.isfinite(errs).any() else float("nan")
-    sem = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else float("nan")
-    err = np.nanmax([prop, sem]) if np.isfinite([prop, sem]).any() else float("nan")
-    return mean, float(err)
-
-
 # ---------------------------------------------------------------------------------------------
-# Headline rows
+# Headline rows and the comparisons
 
 
-def headline(exps: pd.DataFrame, tolerance: float) -> list[dict]:
-    """The strong-regime mean exponent against the paper's 1, and each weak-regime exponent against α − 1."""
-    rows = []
-    pw = exps[exps.alpha.notna()]
-    if pw.empty:
-        return rows
-    g_min, g_max = pw.gamma.min(), pw.gamma.max()
-    strong = pw[pw.gamma == g_min]
-    if g_min < 0 and len(strong):
-        v, e = _mean_with_err(strong.exponent, strong.stderr)
-        rows.append(
-            headline_row(
-                f"superposition toy: width exponent α_m, strong superposition (γ = {g_min:g}, mean over "
-                f"{len(strong)} α)",
-                "≈ 1, independent of α",
-                v,
-                e,
-                agree_within(v, e, papers.ALPHA_M_STRONG.value, tolerance),
-                SOURCE,
-                f"loss ∝ m^-α_m fitted over m = {strong.m_min.min():g}–{strong.m_max.max():g}; agreement allows "
-                f"±{tolerance:g} for finite n and steps",
+def headline(records: pd.DataFrame) -> list[dict]:
+    """The records of comparisons.csv marked for the headline, as dicts (rule superposition_compare made
+    them; nothing is compared here)."""
+    if records.empty:
+        return []
+    return [
+        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        for r in records[records["headline"]].to_dict("records")
+    ]
+
+
+def comparisons_part(records: pd.DataFrame) -> str:
+    """The comparisons with the paper, one table per regime."""
+    if records.empty:
+        return ""
+    parts = ["<h3>Our exponents against the paper</h3>"]
+    for claim, g in records.groupby("claim", sort=False):
+        parts.append(
+            comparisons_html(
+                g,
+                f"{claim}: per α, against the value the paper states and the value it draws at that cell "
+                "(the paper-figures comparison of the same cell, copied). Our error: the bootstrap over "
+                "seeds (resampled whole), or the OLS error where within 1.25× of it.",
             )
         )
-    weak = pw[(pw.gamma == g_max) & (pw.alpha > 1)]
-    if g_max > 0:
-        for _, r in weak.sort_values("alpha").iterrows():
-            rows.append(
-                headline_row(
-                    f"superposition toy: width exponent α_m, weak superposition (γ = {g_max:g}, α = {r.alpha:g})",
-                    f"α − 1 = {r.alpha - 1:g}",
-                    float(r.exponent),
-                    float(r.stderr),
-                    agree_within(float(r.exponent), float(r.stderr), r.alpha - 1, tolerance),
-                    SOURCE,
-                    f"fit over m = {r.m_min:g}–{r.m_max:g}, {int(r.n_points)} points",
-                )
-            )
-    return rows
+    return "\n".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,7 +226,7 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
         ax.errorbar(
             s.alpha - 1,
             s.exponent,
-            yerr=s.stderr.fillna(0),
+            yerr=(s.boot_sd if "boot_sd" in s else s.stderr).fillna(0),
             fmt="o-",
             color=_gamma_color(g, gammas),
             ms=4,
@@ -269,7 +243,7 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
         fig,
         "exponent_vs_alpha",
         "The two regimes: fitted width exponent α_m against α − 1 (error "
-        "bars: one standard error of the fit). Weak superposition follows the dashed line α − 1, "
+        "bars: one standard deviation of the bootstrap over seeds). Weak superposition follows the dashed line α − 1, "
         "strong superposition stays near 1 (dotted).",
     )
 
@@ -382,7 +356,13 @@ def curves_figure(figs: Figures, cells: pd.DataFrame, models: dict, analysis: di
 
 
 def render(
-    cells: pd.DataFrame, exps: pd.DataFrame, models: dict, infos: list[dict], analysis: dict, figs: Figures
+    cells: pd.DataFrame,
+    exps: pd.DataFrame,
+    models: dict,
+    infos: list[dict],
+    analysis: dict,
+    figs: Figures,
+    records: pd.DataFrame,
 ) -> tuple[str, list[dict]]:
     """Body HTML and headline rows. ``models`` maps (dist, gamma, m, seed) to {'W', 'b', 'loss_curve'}."""
     gammas = sorted(cells.gamma.unique())
@@ -395,9 +375,10 @@ def render(
     parts += [
         geometry_figure(figs, cells, analysis),
         curves_figure(figs, cells, models, analysis),
+        comparisons_part(records),
         tables_html(cells, exps, analysis),
     ]
-    return "\n".join(parts), headline(exps, float(analysis["tolerance"]))
+    return "\n".join(parts), headline(records)
 
 
 def extreme_models(cells: pd.DataFrame, model_paths: list[str]) -> dict:
@@ -417,6 +398,7 @@ def extreme_models(cells: pd.DataFrame, model_paths: list[str]) -> dict:
 
 
 def superposition_section(
+    comparisons_csv: str,
     cells_csv: str,
     exponents_csv: str,
     model_paths: list[str],
@@ -430,7 +412,8 @@ def superposition_section(
     cells = read_table(cells_csv, TABLES_RULE, CELL_COLUMNS)
     exps = read_table(exponents_csv, TABLES_RULE, EXPONENT_COLUMNS)
     infos = [read_json(p, TRAIN_RULE) for p in info_paths]
+    records = read_comparisons(comparisons_csv, "superposition_compare")
     body, rows = render(
-        cells, exps, extreme_models(cells, model_paths), infos, analysis, Figures(figures_dir)
+        cells, exps, extreme_models(cells, model_paths), infos, analysis, Figures(figures_dir), records
     )
     write_section(html_path, headline_path, "superposition", TITLE, body, rows)
