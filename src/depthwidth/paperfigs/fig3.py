@@ -400,8 +400,8 @@ def plot_fig3(
         ax.plot(g["gamma"], g["phi_half"], "--", color=c, alpha=0.4)
         ax.plot(g["gamma"], g["phi_half"], "o", mfc="none", mec=c, ms=7, alpha=0.7, label=f"paper, m = {m}")
     ours = _seed_means(cells, summed) if cells is not None and len(cells) else None
-    if ours is not None:
-        oa = ours[np.isclose(ours["alpha"], alpha_a) & ours["m"].isin(M_GRID)]
+    oa = ours[np.isclose(ours["alpha"], alpha_a) & ours["m"].isin(M_GRID)] if ours is not None else None
+    if oa is not None and len(oa):
         for m, g in oa.groupby("m"):
             ax.errorbar(
                 g["gamma"],
@@ -416,9 +416,14 @@ def plot_fig3(
             )
     ax.set_xlim(-1.15, 1.15)
     ax.set_ylim(-0.05, 1.08)
-    ax.set_xlabel("weight decay γ")
+    ax.set_xlabel(r"weight decay $\gamma$")
     ax.set_ylabel(r"represented fraction $\phi_{1/2}$")
-    ax.set_title(f"Fig. 3a (α = {alpha_a:g}): paper (open) vs ours (filled)", fontsize=9)
+    drawn_a = oa is not None and len(oa)
+    ax.set_title(
+        f"Fig. 3a ($\\alpha$ = {alpha_a:g}): paper (open)"
+        + (" and ours (filled)" if drawn_a else "; no cell of ours at this $\\alpha$ and the paper's m"),
+        fontsize=9,
+    )
     ax.legend(fontsize=6, ncol=2, loc="center right")
     fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="ln m")
     piv = cells_b.pivot_table(index="alpha", columns="gamma", values="phi_half").sort_index()
@@ -428,8 +433,8 @@ def plot_fig3(
     im = bx.imshow(
         piv.to_numpy(), origin="lower", aspect="auto", extent=extent, cmap="Purples", vmin=0, vmax=1
     )
-    if ours is not None:
-        ob = ours[ours["m"] == int(m_b)]
+    ob = ours[ours["m"] == int(m_b)] if ours is not None else None
+    if ob is not None:
         if len(ob):
             bx.scatter(
                 ob["gamma"], ob["alpha"], c=ob["mean"], cmap="Purples", vmin=0, vmax=1, marker="s",
@@ -438,7 +443,11 @@ def plot_fig3(
             bx.legend(fontsize=7, loc="upper right")
     bx.set_xlabel("weight decay γ")
     bx.set_ylabel("data exponent α")
-    bx.set_title(f"Fig. 3b (m = {m_b}): paper heat map, our cells as squares", fontsize=9)
+    bx.set_title(
+        f"Fig. 3b (m = {m_b}): paper heat map"
+        + (", our cells as squares" if ob is not None and len(ob) else "; no cell of ours at this m"),
+        fontsize=9,
+    )
     fig.colorbar(im, ax=bx, label=r"$\phi_{1/2}$")
     fig.tight_layout()
     return fig

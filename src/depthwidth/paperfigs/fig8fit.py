@@ -101,26 +101,45 @@ def stationarity(df: pd.DataFrame, alpha: float, A: float) -> pd.DataFrame:
     )
 
 
-def unplottable(df: pd.DataFrame, alpha: float, A: float) -> pd.DataFrame:
+def unplottable(df: pd.DataFrame, alpha: float, A: float, err_slope: float) -> pd.DataFrame:
     """``df`` (Fig. 8b's points with group, m, model_part) with ``implied_model_part`` (the value that puts
     its group's residual sum at 0, the others held: model_part − Σ_group (model_part − A/m^α)),
-    ``plotted`` and ``excluded_why``. In each group at most one point is left out: the one with the
-    smallest implied value, when that value is ≤ 0 (a log axis cannot draw it)."""
+    ``plotted`` and ``excluded_why``.
+
+    Candidates: in each group the point with the smallest implied value, where that value is ≤ 0 (a log
+    axis cannot draw it). A group whose residuals do not sum to 0 has either such a point or misread
+    markers; the notebook's printed slope error (``err_slope``), whose formula counts the log of a
+    non-positive L − B_g as 0, tells which: the set of candidates left out is the one whose recomputed
+    error (``slope_error_parts``) is nearest the printed one."""
+    from itertools import combinations
+
     out = df.copy()
     resid = out["model_part"] - A / out["m"].astype(float) ** alpha
     out["implied_model_part"] = out["model_part"] - resid.groupby(out["group"]).transform("sum")
     out["plotted"] = True
     out["excluded_why"] = ""
-    for _, g in out.groupby("group"):
-        i = g["implied_model_part"].idxmin()
+    cand = [
+        i
+        for i in (g["implied_model_part"].idxmin() for _, g in out.groupby("group"))
+        if out.at[i, "implied_model_part"] <= 0
+    ]
+    best, best_d, errs = (), np.inf, {}
+    for k in range(len(cand) + 1):
+        for sub in combinations(cand, k):
+            trial = out.assign(plotted=~out.index.isin(sub))
+            e = slope_error_parts(trial, alpha, A)["err_slope"]
+            errs[sub] = e
+            if abs(e - err_slope) < best_d:
+                best, best_d = sub, abs(e - err_slope)
+    for i in best:
         v = float(out.at[i, "implied_model_part"])
-        if v <= 0:
-            out.at[i, "plotted"] = False
-            out.at[i, "excluded_why"] = (
-                f"L − B_g = {v:.4f} ≤ 0 at the notebook's fit (implied by its group's other points): a log "
-                f"axis cannot draw it; the reading's {float(out.at[i, 'model_part']):.4f} is the drawing "
-                "model's start"
-            )
+        out.at[i, "plotted"] = False
+        out.at[i, "excluded_why"] = (
+            f"L − B_g = {v:.4f} ≤ 0 at the notebook's fit (implied by its group's other points): a log axis "
+            f"cannot draw it; the notebook's printed slope error {err_slope:.4f} is recomputed as {errs[best]:.4f} "
+            f"with this point's log counted as 0 (without: {errs[()]:.4f}); the reading's "
+            f"{float(out.at[i, 'model_part']):.4f} is the drawing model's start"
+        )
     return out
 
 

@@ -62,7 +62,7 @@ def paperfigs_fig8b(
     check of the printed fit."""
     nb = read_fit_notebook(notebook)
     pts, read = read_fig8b(pdf, nb["model_classes"], nb["data_names"], prior=(nb["A"], nb["alpha"]))
-    df = unplottable(losses(pts, nb["B"]), nb["alpha"], nb["A"])
+    df = unplottable(losses(pts, nb["B"]), nb["alpha"], nb["A"], nb["err_slope"])
     shown = df[df["plotted"]]
     fits = refits(shown, n_boot=n_boot, seed=seed)
     # the sensitivity fit: the left-out points at the value the notebook's fit implies for them

@@ -24,6 +24,9 @@ from depthwidth.sections import Figures, comparisons_html, table_html, write_sec
 from depthwidth.verdicts import read_comparisons
 
 TITLE = "The superposition paper's figures, read off its vector PDFs"
+# The families in four distinct colours of the report's one palette (seaborn's colour-blind set, whose C1 and
+# C3 are two oranges; the paper's own figure uses matplotlib's C0–C3)
+FAMILY_COLORS = {"opt": "C0", "Qwen": "C1", "gpt2": "C2", "pythia": "C4"}
 SOURCE = "paperfigs"
 
 
@@ -58,14 +61,14 @@ def _fig_toy(cmp: pd.DataFrame, fig4b: pd.DataFrame, fig6e: pd.DataFrame):
             label=f"ours, γ = {', '.join(f'{v:g}' for v in sorted(o['gamma'].unique()))}",
         )
     ax.set_xlabel("data exponent α")
-    ax.set_ylabel("model exponent α_m")
+    ax.set_ylabel(r"model exponent $\alpha_m$")
     ax.legend(fontsize=7)
     return fig
 
 
 def _fig_overlap(df: pd.DataFrame, fits: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(5.2, 4))
-    colors = {"opt": "C0", "Qwen": "C1", "gpt2": "C2", "pythia": "C3"}
+    colors = FAMILY_COLORS
     for fam, g in df.groupby("family"):
         ax.scatter(1 / g["m"], g["mean_sq_overlap"], color=colors.get(fam, "k"), label=fam, s=30, zorder=3)
     row = fits[fits["subset"] == "all"].iloc[0]
@@ -74,7 +77,7 @@ def _fig_overlap(df: pd.DataFrame, fits: pd.DataFrame):
     ax.plot(x, np.exp(logc) * x ** row["slope"], "k--", label=f"fit: slope {row['slope']:.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("1/m")
+    ax.set_xlabel(r"$1/m$")
     ax.set_ylabel("mean square overlap (read off Fig. 8a)")
     ax.legend(fontsize=8)
     return fig
@@ -278,7 +281,7 @@ def _fig_5b(cmp: pd.DataFrame, f5: pd.DataFrame):
         label=f"ours, γ = {', '.join(f'{v:g}' for v in sorted(cmp['gamma'].unique()))}",
     )
     ax.set_xlabel("data exponent α")
-    ax.set_ylabel("model exponent α_m")
+    ax.set_ylabel(r"model exponent $\alpha_m$")
     ax.legend(fontsize=7)
     return fig
 
@@ -362,7 +365,7 @@ def _fig_loss(pts: pd.DataFrame, fits: pd.DataFrame, printed: dict):
     from matplotlib.lines import Line2D
 
     fig, ax = plt.subplots(figsize=(5.6, 4.2))
-    colors = {"opt": "C0", "Qwen": "C1", "gpt2": "C2", "pythia": "C3"}
+    colors = FAMILY_COLORS
     marker = {"wikitext": "o", "c4": "s", "pile": "v", "bookcorpus": "^"}
     for (fam, ds), g in pts.groupby(["family", "dataset"]):
         ax.scatter(

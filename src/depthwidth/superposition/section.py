@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from depthwidth import papers
 from depthwidth.integrity import read_json, read_table
@@ -234,10 +234,10 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
             label=f"γ = {g:g}",
         )
     a = np.linspace(min(0, (pw.alpha - 1).min()), max(1.2, (pw.alpha - 1).max()), 50)
-    ax.plot(a, a, "k--", lw=1, label="weak theory α_m = α − 1")
-    ax.axhline(papers.ALPHA_M_STRONG.value, color="k", ls=":", lw=1, label="strong theory α_m = 1")
-    ax.set_xlabel("α − 1 (frequency law p_i ∝ i^-α)")
-    ax.set_ylabel("width exponent α_m (loss ∝ m^-α_m)")
+    ax.plot(a, a, "k--", lw=1, label=r"weak theory $\alpha_m = \alpha - 1$")
+    ax.axhline(papers.ALPHA_M_STRONG.value, color="k", ls=":", lw=1, label=r"strong theory $\alpha_m = 1$")
+    ax.set_xlabel(r"$\alpha - 1$ (frequency law $p_i \propto i^{-\alpha}$)")
+    ax.set_ylabel(r"width exponent $\alpha_m$ (loss $\propto m^{-\alpha_m}$)")
     ax.legend(fontsize=7)
     return figs.html(
         fig,
@@ -264,7 +264,7 @@ def phase_figure(figs: Figures, pw: pd.DataFrame) -> str:
         linewidths=0.5,
         xticklabels=[f"{a:g}" for a in piv.columns],
         yticklabels=[f"{g:g}" for g in piv.index],
-        cbar_kws={"label": "α_m (dimensionless)"},
+        cbar_kws={"label": r"$\alpha_m$ (dimensionless)"},
         ax=ax,
     )
     ax.set_xlabel("α (frequency exponent)")
@@ -293,8 +293,8 @@ def geometry_figure(figs: Figures, cells: pd.DataFrame, analysis: dict) -> str:
         axes[1].loglog(s.m, s.ov, "o-", color=_gamma_color(g, gammas), ms=4, label=f"γ = {g:g}")
     mm = np.array(ms, float)
     axes[1].loglog(mm, 1 / mm, "k--", lw=1, label="1/m")
-    axes[0].set_ylabel(f"fraction of features with ‖W_i‖ > {analysis['norm_threshold']:g}")
-    axes[1].set_ylabel("mean squared overlap (Ŵ_i·Ŵ_j)²")
+    axes[0].set_ylabel(f"fraction of features with $\\|W_i\\|$ > {analysis['norm_threshold']:g}")
+    axes[1].set_ylabel(r"mean squared overlap $(\hat W_i \cdot \hat W_j)^2$")
     for ax in axes:
         _width_ticks(ax, ms)
         ax.set_xlabel("width m")
@@ -339,8 +339,9 @@ def curves_figure(figs: Figures, cells: pd.DataFrame, models: dict, analysis: di
     axes[1].legend([*handles, threshold], [*texts, "threshold"], fontsize=7)
     axes[0].set_xlabel("training step")
     axes[0].set_ylabel("training loss (MSE, block means)")
-    axes[1].set_xlabel("row norm ‖W_i‖")
+    axes[1].set_xlabel(r"row norm $\|W_i\|$")
     axes[1].set_ylabel("number of features")
+    axes[1].yaxis.set_major_locator(MaxNLocator(integer=True))  # a count
     axes[0].legend(fontsize=7)
     return figs.html(
         fig,
