@@ -50,11 +50,12 @@ def seed_means(cells: pd.DataFrame, columns, keys, *, summed: bool) -> pd.DataFr
     if missing:
         raise KeyError(f"cells.csv has no column {missing}; remake it (rule superposition_tables)")
     c = in_paper_unit(cells, summed=summed)
-    if c.empty:
-        out = pd.DataFrame(columns=[*keys, *columns, "seeds"])
+    if c.empty:  # the column types of cells.csv, no rows
+        out = pd.DataFrame({k: pd.Series(dtype=c[k].dtype) for k in keys})
         for col in columns:
-            out[f"{col}_std"] = pd.Series(dtype=float)
-            out[f"{col}_se"] = pd.Series(dtype=float)
+            for name in (col, f"{col}_std", f"{col}_se"):
+                out[name] = pd.Series(dtype=float)
+        out["seeds"] = pd.Series(dtype=int)
         return out
     g = c.groupby(keys, dropna=False)
     out = g[columns].mean().reset_index()

@@ -206,7 +206,16 @@ def _fig7(r: dict, figures: Figures, summed: bool) -> tuple[str, str]:
     cmp = r["tables"]["fig7"]
     line = fig7_line(cmp, s, cells)
     a, b, inf = s["a"], s["b"], s["inferred"]
-    slopes = pd.DataFrame(s["slopes"])[["E", "s", "exponent", "stderr", "label", "line_exponent"]]
+    slopes = pd.DataFrame(s["slopes"])[["E", "s", "exponent", "stderr", "label", "line_exponent"]].rename(
+        columns={
+            "E": "Activation density E",
+            "s": "Density s",
+            "exponent": "α_m of the points",
+            "stderr": "OLS error",
+            "label": "Printed label",
+            "line_exponent": "Slope of the drawn line",
+        }
+    )
     part = _part(
         "<h3>Activation density against the paper's Fig. 7</h3><p>Fig. 7 read off the vector PDF: panel a "
         f"{a['found']} of {a['expected']} circles (loss against E, γ through the colour bar, within "
@@ -247,6 +256,20 @@ def regimes_html(r: dict, figures: Figures, summed: bool) -> tuple[str, list[str
     return "\n".join([html3, html4, html5, html6, html7]), [line3, line4, line5, *lines6, line7]
 
 
+def with_comparisons(r: dict, summed: bool) -> dict:
+    """``r`` (``load``) with each figure's per-cell table and records (``r["tables"]``, ``r["records"]``)
+    as rule paperfigs_compare makes them, for the command line and the tests (the section reads the
+    rule's files)."""
+    from depthwidth.paperfigs.figures import COMPARE
+
+    r = {**r, "tables": {}, "records": {}}
+    inp = {**r, "regimes": r["summary"]}
+    for name in ("fig3", "fig4a", "fig5a", "fig6c", "fig6d", "fig7"):
+        table, _, recs = COMPARE[name](inp, summed)
+        r["tables"][name], r["records"][name] = table, pd.DataFrame([c.row() for c in recs])
+    return r
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m depthwidth.paperfigs.regimes CELLS_CSV [RESULTS_DIR] [--loss-summed]``: the one-line
     summaries of Figs. 3, 4a, 5a, 6c, 6d and 7 for a run's cells (RESULTS_DIR holds rule paperfigs_regimes's
@@ -255,7 +278,6 @@ def main(argv: list[str] | None = None) -> None:
     import tempfile
     from pathlib import Path
 
-    from depthwidth.paperfigs.figures import COMPARE
     from depthwidth.paperfigs.outputs import REGIMES_SUMMARY, REGIMES_TABLES
 
     ap = argparse.ArgumentParser(description=main.__doc__)
@@ -265,12 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     d = Path(a.results_dir)
     tables = {name: str(d / Path(path).name) for name, path in REGIMES_TABLES.items()}
-    r = load(tables, str(d / Path(REGIMES_SUMMARY).name), a.cells_csv)
-    r["tables"], r["records"] = {}, {}
-    inp = {**r, "regimes": r["summary"]}
-    for name in ("fig3", "fig4a", "fig5a", "fig6c", "fig6d", "fig7"):
-        table, _, recs = COMPARE[name](inp, a.loss_summed)
-        r["tables"][name], r["records"][name] = table, pd.DataFrame([c.row() for c in recs])
+    r = with_comparisons(load(tables, str(d / Path(REGIMES_SUMMARY).name), a.cells_csv), a.loss_summed)
     with tempfile.TemporaryDirectory() as tmp:
         _, lines = regimes_html(r, Figures(tmp), a.loss_summed)
     print("\n".join(lines))

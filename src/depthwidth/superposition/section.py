@@ -112,22 +112,26 @@ def intro_html(cells: pd.DataFrame, infos: list[dict], analysis: dict) -> str:
 
 def tables_html(cells: pd.DataFrame, exps: pd.DataFrame, analysis: dict) -> str:
     """The exponents table, the ETF table of strong superposition, and where the full tables are."""
-    show_cols = [
-        "distribution",
-        "gamma",
-        "regime",
-        "exponent",
-        "stderr",
-        "theory",
-        "m_min",
-        "m_max",
-        "mean_represented_fraction",
-    ]
+    show = {
+        "distribution": "Frequency law",
+        "gamma": "γ",
+        "regime": "Regime",
+        "exponent": "α_m",
+        "boot_sd": "Bootstrap sd (seeds)",
+        "stderr": "OLS error",
+        "lof_p": "Lack of fit p",
+        "theory": "Theory",
+        "m_min": "Smallest m",
+        "m_max": "Largest m",
+        "mean_represented_fraction": "Represented fraction",
+    }
     parts = [
         table_html(
-            exps[show_cols],
-            "exponents.csv: loss-vs-width fits per (law, γ), with the theory "
-            "value (1 for γ < 0; α − 1 for γ > 0 and a power law; blank otherwise).",
+            exps[[c for c in show if c in exps]].rename(columns=show),
+            "exponents.csv: loss-vs-width fits per (law, γ), seeds pooled: the exponent, its bootstrap over "
+            "seeds (the error the comparisons use), the OLS error of the pooled line, the lack-of-fit F-test of "
+            "that line against the width means, and the theory value (1 for γ < 0; α − 1 for γ > 0 and a "
+            "power law; blank otherwise).",
         )
     ]
     etf = (
@@ -143,12 +147,23 @@ def tables_html(cells: pd.DataFrame, exps: pd.DataFrame, analysis: dict) -> str:
     )
     if len(etf):
         etf["mean_sq_overlap_times_m"] *= etf.m
+        etf = etf.rename(
+            columns={
+                "distribution": "Frequency law",
+                "gamma": "γ",
+                "m": "Width m",
+                "k": "Top k features",
+                "coherence_ratio": "Coherence / Welch bound",
+                "frame_ratio": "Frame ratio",
+                "mean_sq_overlap_times_m": "Mean square overlap × m",
+            }
+        )
         parts.append(
             table_html(
                 etf,
                 "ETF closeness in strong superposition: for the top k = "
-                f"{analysis['etf_factor']:g}·m features, coherence_ratio = max |Ŵ_i·Ŵ_j| over the "
-                "Welch bound (1 for an equiangular tight frame) and frame_ratio = mean squared "
+                f"{analysis['etf_factor']:g}·m features, the coherence = max |Ŵ_i·Ŵ_j| over the "
+                "Welch bound (1 for an equiangular tight frame) and the frame ratio = mean squared "
                 "overlap over its tight-frame value (1 for any tight frame); last column: mean "
                 "squared overlap of all represented features × m (1 for random directions).",
             )
