@@ -90,8 +90,23 @@ def test_the_drawn_row_is_the_figure_record_of_the_same_cell():
     assert d.verdict_text == fig["verdict_text"].iloc[0]
     assert "paperfigs/gamma-1_alpha1.25" in d.note
     assert "the paper draws 1.16 here" in recs["strong_gamma-1_alpha1.25_stated"].note
+    # a yes against the stated value where the drawn value says no names that no
+    fig75 = _drawn(-1.0, 1.75, V.NO, 0.966)
+    r75 = {c.key: c for c in comparisons(_exps(), 0.15, drawn_strong=fig75)}[
+        "strong_gamma-1_alpha1.75_stated"
+    ]
+    assert r75.verdict == V.YES and "stated value only" in r75.verdict_text and "(no)" in r75.verdict_text
     # a cell the figure does not draw stays not tested
     assert recs["strong_gamma-1_alpha1.5_drawn"].verdict == V.NOT_TESTED
+
+
+def test_the_larger_of_the_seed_and_width_bootstraps_is_stated():
+    e = _exps().assign(n_widths=6, wboot_sd=0.05, wboot_lo=0.7, wboot_hi=1.0, wboot_resamples=1000)
+    r = {c.key: c for c in comparisons(e, 0.0)}["strong_gamma-1_alpha1.75_stated"]
+    assert r.err == 0.05 and "over 6 widths, seeds pooled" in r.err_method
+    one_seed = _exps().assign(n_seeds=1)
+    r1 = {c.key: c for c in comparisons(one_seed, 0.15)}["strong_gamma-1_alpha1.75_stated"]
+    assert r1.verdict == V.NOT_TESTED and r1.err is None
 
 
 def test_no_allowance_compares_on_the_bootstrap_alone():

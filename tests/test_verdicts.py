@@ -121,3 +121,12 @@ def test_bootstrap_summary_error_matches_the_error_from_the_samples():
     assert summ == full
     with pytest.raises(v.VerdictError, match="≥ 200"):
         v.bootstrap_summary_error(0.05, "seeds", 150)
+
+
+def test_larger_bootstrap_states_the_larger_unit():
+    seeds = v.Error(0.010, v.BOOTSTRAP, unit="5 seeds", resamples=1000)
+    widths = v.Error(0.025, v.BOOTSTRAP, unit="6 widths, seeds pooled", resamples=1000)
+    assert v.larger_bootstrap(0.0145, seeds, widths) is widths  # 0.0145 is 1.7x smaller: not stated
+    out = v.larger_bootstrap(0.022, seeds, widths)
+    assert out.method == v.COVARIANCE and out.value == 0.022 and out.unit == "6 widths, seeds pooled"
+    assert v.larger_bootstrap(0.02) is v.NONE

@@ -172,6 +172,17 @@ def choose_error(covariance: float | None, bootstrap: Error) -> Error:
     return bootstrap
 
 
+def larger_bootstrap(covariance: float | None, *bootstraps: Error) -> Error:
+    """Of several bootstraps of one value over different units (e.g. seeds, and widths with their seeds
+    pooled: one carries the seed-to-seed noise, the other a model's lack of fit), the larger, or the
+    covariance error where it is within :data:`COVARIANCE_WITHIN`× of that one (:func:`choose_error`);
+    no bootstrap gives no error."""
+    boots = [b for b in bootstraps if b.method == BOOTSTRAP and b.value is not None]
+    if not boots:
+        return NONE
+    return choose_error(covariance, max(boots, key=lambda b: b.value))
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one test: the word, the why (shown after it), what the test can exclude, its

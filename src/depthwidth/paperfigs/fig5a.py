@@ -910,10 +910,10 @@ def fig5a_line(cmp: pd.DataFrame, summary: dict) -> str:
     if cmp.empty:
         return f"Fig. 5a: {read}; no cell of ours to compare"
     per = "; ".join(
-        f"γ = {r.paper_gamma:.2f}{'' if r.gamma_on_grid else ' (ours ' + r.our_gammas + ')'}: "
+        f"γ = {r.paper_gamma:.2f}{'' if r.gamma_on_grid else f' (ours {r.our_gammas})'}: "
         f"{'agree' if r.agree else 'disagree' if r.decided else 'undecided'} (excess median ours {r.ours_excess_median:.3f} vs paper "
         f"{r.paper_excess_median:.3f} [{r.paper_excess_p10:.3f}, {r.paper_excess_p90:.3f}] over {r.n_paper} "
-        f"circles, {r.basis}{'' if r.basis == 'α window' else ' (their α read: ' + r.paper_alphas + ')'}; "
+        f"circles, {r.basis}{'' if r.basis == 'α window' else f' (their α read: {r.paper_alphas})'}; "
         f"{r.ours_inside_paper_range:.0%} of our {r.n_ours} (α {r.our_alphas}) inside)"
         for r in cmp.itertuples()
     )

@@ -226,14 +226,23 @@ def compare_fig8b(r: dict, summed: bool) -> tuple[pd.DataFrame, pd.DataFrame, li
 
 
 def _exponent_error(r) -> V.Error:
-    boot = boot_error(r.get("ours_boot_sd"), r.get("ours_boot_resamples"), f"{int(r.get('ours_seeds') or 0)} seeds",
-                      r.get("ours_boot_lo"), r.get("ours_boot_hi"))  # fmt: skip
-    return V.choose_error(_f(r.get("ours_se")), boot) if boot.value else V.NONE
+    """Our error of one exponent as rule superposition_compare states it: the larger of its bootstraps over
+    seeds and over widths (seeds pooled), or the OLS error within 1.25× of it (``verdicts.larger_bootstrap``)."""
+    seeds = boot_error(r.get("ours_boot_sd"), r.get("ours_boot_resamples"), f"{int(r.get('ours_seeds') or 0)} seeds",
+                       r.get("ours_boot_lo"), r.get("ours_boot_hi"))  # fmt: skip
+    widths = boot_error(r.get("ours_wboot_sd"), r.get("ours_wboot_resamples"),
+                        f"{int(r.get('ours_widths') or 0)} widths, seeds pooled",
+                        r.get("ours_wboot_lo"), r.get("ours_wboot_hi"))  # fmt: skip
+    if not (r.get("ours_seeds") or 0) >= 2:
+        return V.NONE  # a bootstrap over one seed draws the same cells every time
+    return V.larger_bootstrap(_f(r.get("ours_se")), seeds, widths)
 
 
 def _with_boot(ours: pd.DataFrame) -> pd.DataFrame:
     """exponents.csv's bootstrap columns beside each cell (NaN where a run's table has none)."""
-    for c in ("boot_sd", "boot_lo", "boot_hi", "boot_resamples", "n_seeds"):
+    for c in ("boot_sd", "boot_lo", "boot_hi", "boot_resamples", "n_seeds", "n_widths") + tuple(
+        f"wboot_{k}" for k in ("sd", "lo", "hi", "resamples")
+    ):
         if c not in ours:
             ours = ours.assign(**{c: np.nan})
     return ours

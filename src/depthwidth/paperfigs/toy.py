@@ -36,7 +36,9 @@ def _judged(r, g: float, value: float, sigma_paper: float, **shown) -> dict:
     boot = {
         f"ours_{k}": r[c]
         for k, c in (("boot_sd", "boot_sd"), ("boot_lo", "boot_lo"), ("boot_hi", "boot_hi"),
-                     ("boot_resamples", "boot_resamples"), ("seeds", "n_seeds"))
+                     ("boot_resamples", "boot_resamples"), ("seeds", "n_seeds"), ("widths", "n_widths"),
+                     ("wboot_sd", "wboot_sd"), ("wboot_lo", "wboot_lo"), ("wboot_hi", "wboot_hi"),
+                     ("wboot_resamples", "wboot_resamples"))
         if c in r
     }  # fmt: skip
     return {

@@ -59,21 +59,32 @@ COLUMNS = (
 
 
 def exponent_error(r) -> V.Error:
-    """Our error of one exponent: its bootstrap over seeds, or the OLS error where that is within 1.25×
-    of it (``verdicts.choose_error``); no error where the bootstrap is too small."""
+    """Our error of one exponent: the larger of its bootstrap over seeds and its bootstrap over widths
+    (each width with all its seeds; where the log-log line lacks fit this one carries it), or the OLS
+    error where that is within 1.25× of it (``verdicts.choose_error``); no error with fewer than two seeds
+    or 200 resamples."""
     if not int(r["n_seeds"]) >= 2:
         return V.NONE  # a bootstrap over one seed draws the same cells every time
-    try:
-        boot = V.bootstrap_summary_error(
-            float(r["boot_sd"]),
-            f"{int(r['n_seeds'])} seeds",
-            int(r["boot_resamples"]),
-            float(r["boot_lo"]),
-            float(r["boot_hi"]),
-        )
-    except V.VerdictError:
-        return V.NONE
-    return V.choose_error(float(r["stderr"]), boot)
+    boots = []
+    for pre, unit in (
+        ("boot", f"{int(r['n_seeds'])} seeds"),
+        ("wboot", f"{int(r.get('n_widths', 0))} widths, seeds pooled"),
+    ):
+        if f"{pre}_sd" not in r:
+            continue
+        try:
+            boots.append(
+                V.bootstrap_summary_error(
+                    float(r[f"{pre}_sd"]),
+                    unit,
+                    int(r[f"{pre}_resamples"]),
+                    float(r[f"{pre}_lo"]),
+                    float(r[f"{pre}_hi"]),
+                )
+            )
+        except V.VerdictError:
+            continue
+    return V.larger_bootstrap(float(r["stderr"]), *boots)
 
 
 def fit_note(r) -> str:
@@ -180,6 +191,18 @@ def _stated_test(value: float, err: V.Error, claim: float, tolerance: float) -> 
     return V.difference_test(value, err, claim, None, allowance=tolerance)
 
 
+def _stated_verdict(v: float, err: V.Error, claim: float, tolerance: float, rec) -> V.Verdict:
+    """The stated-value test, its "yes" qualified where the paper's own drawn value at the cell says no."""
+    out = _stated_test(v, err, claim, tolerance)
+    if rec is not None and out.word == V.YES and rec["verdict"] == V.NO:
+        why = (
+            f"against the stated value only; the paper's own drawn {float(rec['paper_value']):.3g} at this cell "
+            "is not (no)"
+        )
+        return V.Verdict(V.YES, why, out.test, out.excludes, out.p_value)
+    return out
+
+
 def strong_rows(pw: pd.DataFrame, tolerance: float, drawn: pd.DataFrame | None) -> list[V.Comparison]:
     """Per α at the run's most negative γ: ours against the stated ≈ 1 and against the drawn value; the
     α-trend test."""
@@ -205,7 +228,7 @@ def strong_rows(pw: pd.DataFrame, tolerance: float, drawn: pd.DataFrame | None) 
                 "superposition",
                 STRONG_CLAIM,
                 q + ", against the stated value",
-                _stated_test(v, err, papers.ALPHA_M_STRONG.value, tolerance),
+                _stated_verdict(v, err, papers.ALPHA_M_STRONG.value, tolerance, rec),
                 value=v,
                 err=err,
                 paper_value=papers.ALPHA_M_STRONG.value,
@@ -302,7 +325,7 @@ def weak_rows(pw: pd.DataFrame, tolerance: float, drawn: pd.DataFrame | None) ->
                 "superposition",
                 WEAK_CLAIM,
                 q + ", against the stated value",
-                _stated_test(v, err, a - 1, tolerance),
+                _stated_verdict(v, err, a - 1, tolerance, rec),
                 value=v,
                 err=err,
                 paper_value=a - 1,
