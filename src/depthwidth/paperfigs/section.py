@@ -390,7 +390,7 @@ def _fig_loss(pts: pd.DataFrame, fits: pd.DataFrame, printed: dict):
     ax.set_yscale("log")
     ax.set_xlabel("width $m$")
     ax.set_ylabel("$L - B_g$ (read off Fig. 8b)")
-    ax.legend(handles=h, fontsize=7, ncol=2)
+    ax.legend(handles=h, fontsize=7, ncol=2, loc="upper right")
     return fig
 
 
@@ -474,7 +474,7 @@ def _by_figure(records: pd.DataFrame) -> dict:
 
 
 def concordance_html() -> str:
-    df = pd.DataFrame(CONCORDANCE)
+    df = pd.DataFrame(CONCORDANCE).rename(columns=str.capitalize)
     return "<h3>Figure concordance</h3>" + table_html(
         df, "Every figure of both papers, our counterpart, its status and the command that makes it."
     )

@@ -118,18 +118,18 @@ def tables_html(cells: pd.DataFrame, exps: pd.DataFrame, analysis: dict) -> str:
         "regime": "Regime",
         "exponent": "α_m",
         "boot_sd": "Bootstrap sd (seeds)",
+        "wboot_sd": "Bootstrap sd (widths)",
         "stderr": "OLS error",
         "lof_p": "Lack of fit p",
         "theory": "Theory",
-        "m_min": "Smallest m",
-        "m_max": "Largest m",
         "mean_represented_fraction": "Represented fraction",
     }
     parts = [
         table_html(
             exps[[c for c in show if c in exps]].rename(columns=show),
-            "exponents.csv: loss-vs-width fits per (law, γ), seeds pooled: the exponent, its bootstrap over "
-            "seeds (the error the comparisons use), the OLS error of the pooled line, the lack-of-fit F-test of "
+            "exponents.csv: loss-vs-width fits per (law, γ), seeds pooled, over the widths of each fit: the "
+            "exponent, its bootstraps over seeds and over widths (the comparisons state the larger), the OLS "
+            "error of the pooled line, the lack-of-fit F-test of "
             "that line against the width means, and the theory value (1 for γ < 0; α − 1 for γ > 0 and a "
             "power law; blank otherwise).",
         )
