@@ -96,6 +96,54 @@ rule paperfigs_regimes:
         "../scripts/paperfigs_regimes.py"
 
 
+def paperfigs_compare_inputs(wildcards):
+    return paperfigs_pipeline.compare_inputs(config, wildcards)
+
+
+# One job per compared figure: its verdict records (compare.csv), its per-cell table and a second table.
+rule paperfigs_compare:
+    input:
+        unpack(paperfigs_compare_inputs),
+    output:
+        compare="results/paperfigs/{figure}/compare.csv",
+        table="results/paperfigs/{figure}/table.csv",
+        extra="results/paperfigs/{figure}/extra.csv",
+    log:
+        "logs/paperfigs/compare/{figure}.log",
+    benchmark:
+        "benchmarks/paperfigs/compare/{figure}.tsv"
+    wildcard_constraints:
+        figure="|".join(paperfigs_pipeline.COMPARED),
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("paperfigs_compare"),
+    params:
+        **RULES.params("paperfigs_compare"),
+    script:
+        "../scripts/paperfigs_compare.py"
+
+
+# Every figure's records in one file.
+rule paperfigs_comparisons:
+    input:
+        paperfigs_pipeline.comparisons_inputs(),
+    output:
+        comparisons="results/paperfigs/comparisons.csv",
+    log:
+        "logs/paperfigs/comparisons.log",
+    benchmark:
+        "benchmarks/paperfigs/comparisons.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("paperfigs_comparisons"),
+    params:
+        **RULES.params("paperfigs_comparisons"),
+    script:
+        "../scripts/paperfigs_comparisons.py"
+
+
 rule paperfigs_section:
     input:
         **paperfigs_pipeline.section_inputs(config),

@@ -79,8 +79,29 @@ rule superposition_tables:
         "../scripts/superposition_tables.py"
 
 
+# Our exponents against the paper's stated values and, where the paper-figures stage runs, its drawn ones.
+rule superposition_compare:
+    input:
+        **superposition_pipeline.compare_inputs(config),
+    output:
+        comparisons="results/superposition/comparisons.csv",
+    log:
+        "logs/superposition/compare.log",
+    benchmark:
+        "benchmarks/superposition/compare.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("superposition_compare"),
+    params:
+        **RULES.params("superposition_compare"),
+    script:
+        "../scripts/superposition_compare.py"
+
+
 rule superposition_section:
     input:
+        comparisons="results/superposition/comparisons.csv",
         cells="results/superposition/cells.csv",
         exponents="results/superposition/exponents.csv",
         models=superposition_pipeline.cell_paths(config),

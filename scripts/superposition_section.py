@@ -6,6 +6,7 @@ from depthwidth.superposition.section import superposition_section
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
 superposition_section(
+    sm.input.comparisons,
     sm.input.cells,
     sm.input.exponents,
     list(sm.input.models),

@@ -81,6 +81,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         * len(sp["widths"])
         * len(sp["seeds"]),
         "superposition_tables": 1,
+        "superposition_compare": 1,
         "superposition_section": 1,
         # one job per (teacher kind, replicate) of each variant: 5 variants x 2 kinds x 3 + shared_head 1 x 3
         **{
@@ -105,7 +106,8 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "lm_head_compare": 1,
         "lm_head_section": 1,
         # the paper's figures read back (Fig. 8a, 8b; Figs. 1b/1d, 4b, 5b, 6e) and their section
-        **{f"paperfigs_{r}": 1 for r in ("fig8", "fig8b", "toy", "regimes", "section")},
+        **{f"paperfigs_{r}": 1 for r in ("fig8", "fig8b", "toy", "regimes", "comparisons", "section")},
+        "paperfigs_compare": 11,  # one per compared figure (paperfigs.outputs.COMPARED)
         "report": 1,
     }
     return jobs

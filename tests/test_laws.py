@@ -390,3 +390,26 @@ def test_the_exponent_names_are_written_once():
     assert len(_exponent_sets('ORDER = ("alpha_D", "alpha_m", "alpha_l")\n')) == 1
     assert len(_exponent_sets('N = {"alpha_l": "a", "alpha_m": "b", "alpha_D": "c"}\n')) == 1
     assert _exponent_sets('T = {"alpha_l": (1.0,), "alpha_m": (1.0,), "alpha_D": ()}\n') == []
+
+
+def test_power_law_bootstrap_over_seeds_and_lack_of_fit():
+    """The exponent's bootstrap over a unit resamples whole units; the lack-of-fit F-test finds a curved
+    log-log relation among replicate seeds and passes a straight one."""
+    from depthwidth.laws.loglog import lack_of_fit, power_law_bootstrap
+
+    rng = np.random.default_rng(0)
+    m = np.repeat([6.0, 9, 14, 21, 32, 48], 5)
+    seed = np.tile(np.arange(5), 6)
+    offset = rng.normal(0, 0.05, 5)[seed]  # one shift per seed: correlated within a seed
+    y = m**-0.8 * np.exp(offset + rng.normal(0, 0.02, m.size))
+    b = power_law_bootstrap(m, y, seed, 400, seed=1)
+    assert b.shape == (400,) and np.isfinite(b).all()
+    assert np.mean(b) == pytest.approx(0.8, abs=0.05) and 0 < np.std(b) < 0.05
+    # the same draws with the rows as the unit are a different bootstrap
+    assert not np.allclose(b, power_law_bootstrap(m, y, np.arange(m.size), 400, seed=1))
+    straight = lack_of_fit(m, y)
+    assert straight["lof_p"] > 0.05 and straight["lof_df"] == (4, 24)
+    assert straight["means_exponent"] == pytest.approx(0.8, abs=0.05)
+    curved = lack_of_fit(m, m**-0.8 * np.exp(0.3 * np.log(m) ** 2 + rng.normal(0, 0.02, m.size)))
+    assert curved["lof_p"] < 1e-6
+    assert np.isnan(lack_of_fit([6.0, 9.0], [1.0, 0.5])["lof_p"])  # two widths: no test

@@ -53,7 +53,7 @@ def test_comparison_judges_cells_on_either_panel_and_flags_off_grid_gamma():
         (1.1, 1.0, 10, 0, 0.05),  # α not panel a's, m not panel b's
     ]
     cells = pd.DataFrame(rows, columns=["alpha", "gamma", "m", "seed", "represented_fraction"])
-    cmp = compare_fig3(cells, pa, cb, alpha_a=1.0, m_b=39)
+    cmp = compare_fig3(cells, pa, cb, alpha_a=1.0, m_b=39, summed=False)
     assert len(cmp) == 5
     key = {(r.panel, r.alpha, r.m, round(r.paper_gamma, 4)): r for r in cmp.itertuples()}
     assert key[("a", 1.0, 39, -0.1111)].agree and not key[("b", 1.0, 39, -0.1111)].agree
@@ -145,10 +145,10 @@ def test_our_cells_at_the_paper_points_agree_and_the_plot_draws_both(fig3):
             "represented_fraction": sel["phi_half"],
         }
     )
-    cmp = compare_fig3(cells, pa, cb, s["match"]["alpha_a"], s["match"]["m_b"])
+    cmp = compare_fig3(cells, pa, cb, s["match"]["alpha_a"], s["match"]["m_b"], False)
     assert len(cmp) == 12 + 2 and cmp["agree"].all() and cmp["gamma_on_grid"].all()
     assert (cmp.loc[cmp["panel"] == "a", "diff"].abs() < 1e-9).all()
-    fig = plot_fig3(pa, cb, cells)
+    fig = plot_fig3(pa, cb, cells, summed=False)
     ax = fig.axes[0]
     open_circles = sum(len(line.get_xdata()) for line in ax.lines if line.get_marker() == "o")
     assert open_circles == 60

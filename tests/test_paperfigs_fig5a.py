@@ -207,7 +207,7 @@ def _points(gamma, loss, unlearned, alpha):
 def test_paper_unit_sums_over_features_and_averages_seeds():
     c = _cells([1.0], [1.5], [10], [0.6], [0.5], seeds=3)
     c.loc[1, "final_loss"] = 0.9 / 1000
-    o = paper_unit(c)
+    o = paper_unit(c, False)
     assert len(o) == 1 and o["seeds"].iloc[0] == 3
     assert o["loss"].iloc[0] == pytest.approx((0.6 + 0.9 + 0.6) / 3) and o["loss_unlearned"].iloc[
         0
@@ -233,7 +233,7 @@ def test_compare_fig5a_verdicts_window_and_claim():
         [0.45] * 6 + [2.0] * 6,
         [0.4] * 6 + [0.0] * 6,
     )
-    cmp = compare_fig5a(ours, pts)
+    cmp = compare_fig5a(ours, pts, False)
     weak, strong = (cmp[np.isclose(cmp["paper_gamma"], g)].iloc[0] for g in (GAMMA_GRID[6], -1.0))
     assert weak["agree"] and weak["decided"] and not weak["gamma_on_grid"] and weak["our_gammas"] == "0.3"
     assert weak["basis"] == "α window" and weak["n_paper"] == 10
@@ -247,15 +247,15 @@ def test_compare_fig5a_verdicts_window_and_claim():
     assert "claim on ours holds" in line
     # the paper's γ = −1 circles read at our α: decided, and losses of 2 against ≤ 1.0 disagree
     at_ours = pts.assign(alpha_from_opacity=np.where(pts["gamma"] < 0, 1.5, pts["alpha_from_opacity"]))
-    strong2 = compare_fig5a(ours, at_ours).set_index("paper_gamma").loc[-1.0]
+    strong2 = compare_fig5a(ours, at_ours, False).set_index("paper_gamma").loc[-1.0]
     assert strong2["decided"] and not strong2["agree"]
     # our α = 1.5 alone in the weak regime: one paper circle in the window → all α, undecided
     narrow = _cells([0.3] * 6, [1.5] * 6, [10] * 6, [0.45] * 6, [0.4] * 6)
-    c1 = compare_fig5a(narrow, pts).iloc[0]
+    c1 = compare_fig5a(narrow, pts, False).iloc[0]
     assert c1["basis"] == "all α" and c1["n_paper_window"] == 1 and not c1["decided"]
     # ours far from the diagonal in the weak regime: the claim fails and the γ disagrees
     far = _cells([0.3] * 6, [1.0, 2.0] * 3, [10] * 6, [0.9] * 6, [0.4] * 6)
-    c2 = compare_fig5a(far, pts)
+    c2 = compare_fig5a(far, pts, False)
     assert c2["decided"].iloc[0] and not c2["agree"].iloc[0] and not c2.attrs["claim"]["holds_on_ours"]
 
 
@@ -264,7 +264,7 @@ def test_plot_fig5a_draws_paper_ours_and_diagonal():
         reliable=[True, True, False]
     )
     ours = _cells([1.0, -1.0], [1.5, 1.5], [10, 10], [0.4, 0.3], [0.4, 0.0])
-    fig = plot_fig5a(pts, ours)
+    fig = plot_fig5a(pts, ours, False)
     ax = fig.axes[0]
     assert len(ax.collections) == 3 and len(ax.lines) == 1
     assert ax.get_xlim() == pytest.approx((-1 / 15, 1.4)) and ax.get_ylim() == pytest.approx((-1 / 15, 1.4))

@@ -98,7 +98,7 @@ def test_compare_fig6c_judges_cells_by_the_stated_tolerance(fig6c):
             (1.3, -1.0, 25, seed, 0.0),
         ]
     cells = pd.DataFrame(rows, columns=["alpha", "gamma", "m", "seed", "strong_represented_fraction"])
-    cmp = F.compare_fig6cd(cells, pts, "strong_represented_fraction").set_index("m")
+    cmp = F.compare_fig6cd(cells, pts, "strong_represented_fraction", False).set_index("m")
     assert sorted(cmp.index) == [20, 25, 39] and (cmp["gamma"] == -1.0).all()
     assert bool(cmp.loc[25, "agree"]) and cmp.loc[25, "ours"] == pytest.approx(p[25])
     assert cmp.loc[25, "n_seeds"] == 2 and cmp.loc[25, "ours_se"] == pytest.approx(
@@ -128,7 +128,7 @@ def test_compare_fig6d_against_the_band_and_its_slope(fig6d):
             (1.75, -1.0, m, 0, mid[10] * (m / 10) ** -1.5),
         ]
     cells = pd.DataFrame(rows, columns=["alpha", "gamma", "m", "seed", "strong_mean_sq_overlap"])
-    cmp = F.compare_fig6cd(cells, pts, "strong_mean_sq_overlap")
+    cmp = F.compare_fig6cd(cells, pts, "strong_mean_sq_overlap", False)
     by = cmp.groupby("alpha")
     assert by["agree"].sum().to_dict() == {1.25: 0, 1.5: 6, 1.75: 1}
     sl = cmp.drop_duplicates("alpha").set_index("alpha")
@@ -192,7 +192,7 @@ def test_plot_and_line_without_the_figure():
         [(1.5, -1.0, m, 0, 0.6, 1 / m) for m in (10, 25, 100)],
         columns=["alpha", "gamma", "m", "seed", "strong_represented_fraction", "strong_mean_sq_overlap"],
     )
-    fig = F.plot_fig6cd(pc, pd_, cells)
+    fig = F.plot_fig6cd(pc, pd_, cells, False)
     assert isinstance(fig, matplotlib.figure.Figure)
     ac, ad = fig.axes[:2]
     assert ac.get_xscale() == ad.get_xscale() == "log" and ad.get_yscale() == "log"

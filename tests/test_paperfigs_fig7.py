@@ -151,7 +151,7 @@ def test_fig7_comparison_on_the_papers_own_points(fig7):
     pa, pb, s = fig7
     m_a, g_b = s["inferred"]["panel_a_m"], s["inferred"]["panel_b_gamma"]
     cells = _cells_from_points(pa, pb, m_a, g_b)
-    cmp = compare_fig7(cells, pa, pb)
+    cmp = compare_fig7(cells, pa, pb, False)
     loss, slope = cmp[cmp["kind"] == "loss"], cmp[cmp["kind"] == "slope"]
     assert (loss["panel"] == "a").sum() == 90 and (loss["panel"] == "b").sum() == 30
     # panel b's m = 63 points meet the cells built from panel a's (the same runs, read twice)
@@ -162,7 +162,7 @@ def test_fig7_comparison_on_the_papers_own_points(fig7):
     assert "120 of 120 of our cells agree" in line and "α_m: 5 of 5 densities agree" in line
     assert "not run" not in line
 
-    doubled = compare_fig7(_cells_from_points(pa, pb, m_a, g_b, factor=2.0), pa, pb)
+    doubled = compare_fig7(_cells_from_points(pa, pb, m_a, g_b, factor=2.0), pa, pb, False)
     dl = doubled[doubled["kind"] == "loss"]
     assert np.log(2) > LOG_TOL and not dl["agree"].any()
     assert np.allclose(dl["log_ratio"], np.log(2), atol=1e-3)
@@ -183,13 +183,13 @@ def test_fig7_line_says_not_run_without_density_cells(fig7):
         for m in (10, 15, 25, 39, 63, 100)
     ]
     cells = pd.DataFrame(rows, columns=COLUMNS)
-    cmp = compare_fig7(cells, pa, pb)
+    cmp = compare_fig7(cells, pa, pb, False)
     assert len(cmp) == 2 and cmp["agree"].all() and set(cmp["panel"]) == {"a"}
     line = fig7_line(cmp, s, cells)
     assert "density sweep not run" in line and "config/paper_exp15_subset.yaml" in line
     assert "2 of 2 of our cells agree" in line
     other = cells.assign(distribution="power-a1.5", alpha=1.5)
-    empty = compare_fig7(other, pa, pb)
+    empty = compare_fig7(other, pa, pb, False)
     assert empty.empty
     assert "not run" in fig7_line(empty, s, other)
 
@@ -199,9 +199,9 @@ def test_fig7_line_says_not_run_without_density_cells(fig7):
 def test_plot_fig7_draws_both_panels(fig7):
     pa, pb, s = fig7
     cells = _cells_from_points(pa, pb, s["inferred"]["panel_a_m"], s["inferred"]["panel_b_gamma"])
-    fig = plot_fig7(pa, pb, cells)
+    fig = plot_fig7(pa, pb, cells, summed=False)
     a, b = fig.axes[:2]
     assert b.get_xscale() == "log" and b.get_yscale() == "log" and a.get_xscale() == "linear"
     # paper + ours in each panel
     assert len(a.collections) == 2 and len(b.collections) == 2
-    assert len(plot_fig7(pa, pb, None).axes[0].collections) == 1
+    assert len(plot_fig7(pa, pb, None, summed=False).axes[0].collections) == 1

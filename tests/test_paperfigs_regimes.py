@@ -93,14 +93,18 @@ def test_section_part_judges_cells_made_from_the_papers_points(readings, tmp_pat
     """Cells equal to the paper's Fig. 3a and 6c points agree at all of them; overlaps of 1/m sit inside Fig. 6d's
     band only where the band is near 1/m; one figure per overlay and one line per figure."""
     from depthwidth.integrity import write_table
-    from depthwidth.paperfigs.regimes import load, regimes_html
+    from depthwidth.paperfigs.regimes import load, regimes_html, with_comparisons
     from depthwidth.sections import Figures
 
     d, tables, _ = readings
     cells = _cells_at_the_papers_points(tables)
     write_table(cells, tmp_path / "cells.csv")
-    r = load(tables, str(d / "regimes.json"), str(tmp_path / "cells.csv"))
-    body, lines = regimes_html(r, Figures(tmp_path / "figures"))
+    r = with_comparisons(load(tables, str(d / "regimes.json"), str(tmp_path / "cells.csv")), False)
+    body, lines = regimes_html(r, Figures(tmp_path / "figures"), False)
+    # the records say what the tables say: one yes per agreeing cell of Fig. 6c
+    assert (
+        (r["records"]["fig6c"]["verdict"] == "yes").sum() == int(r["tables"]["fig6c"]["agree"].sum()) == 102
+    )
     assert [line.split(" ")[1] for line in lines] == ["3", "4a", "5a:", "6c", "6d", "7"]
     # every cell of Fig. 3a (60), and ours at m = 39 judged against panel b as well, agree
     k = re.search(r"(\d+) of (\d+) of our cells agree", lines[0])
@@ -113,8 +117,9 @@ def test_section_part_judges_cells_made_from_the_papers_points(readings, tmp_pat
     # the same cells with φ_1 moved by 0.2: none of Fig. 6c's cells agree
     off = cells.assign(strong_represented_fraction=cells["strong_represented_fraction"] + 0.2)
     write_table(off, tmp_path / "off.csv")
-    r = load(tables, str(d / "regimes.json"), str(tmp_path / "off.csv"))
-    _, lines = regimes_html(r, Figures(tmp_path / "figures_off"))
+    r = with_comparisons(load(tables, str(d / "regimes.json"), str(tmp_path / "off.csv")), False)
+    _, lines = regimes_html(r, Figures(tmp_path / "figures_off"), False)
+    assert set(r["records"]["fig6c"]["verdict"]) == {"no"}
     assert "0 of 102" in lines[3]
     assert np.isfinite(r["summary"]["fig6d"]["guide"]["slope"])
 
@@ -123,11 +128,12 @@ def test_section_part_judges_cells_made_from_the_papers_points(readings, tmp_pat
 def test_without_the_superposition_stage_each_figure_still_gets_its_line(readings, tmp_path):
     """A run whose stages leave out superposition has no cells.csv: every overlay shows the paper's points
     and says it has nothing of ours to compare."""
-    from depthwidth.paperfigs.regimes import load, regimes_html
+    from depthwidth.paperfigs.regimes import load, regimes_html, with_comparisons
     from depthwidth.sections import Figures
 
     d, tables, _ = readings
-    body, lines = regimes_html(load(tables, str(d / "regimes.json"), None), Figures(tmp_path / "figures"))
+    r = with_comparisons(load(tables, str(d / "regimes.json"), None), False)
+    body, lines = regimes_html(r, Figures(tmp_path / "figures"), False)
     assert len(lines) == 6 and body.count("<figure") == 5
     assert "none of our cells" in lines[0] and "no cell of ours to compare" in lines[2]
     assert "density sweep not run" in lines[5]

@@ -176,8 +176,12 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
             {
                 "superposition_train": n_sup_cells_per_width,
                 "superposition_tables": 1,
+                "superposition_compare": 1,
                 "superposition_section": 1,
-                "paperfigs_section": 1,  # it overlays our exponents on the paper's Figs. 4b, 5b and 6e
+                # every figure compared with our cells or exponents (all but Figs. 8a and 8b), gathered
+                "paperfigs_compare": 9,
+                "paperfigs_comparisons": 1,
+                "paperfigs_section": 1,
                 **REPORT,
             },
             set(),

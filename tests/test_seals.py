@@ -432,6 +432,7 @@ def test_superposition_consumers_check_what_they_read(tmp_path):
     """A damaged cell file stops rule superposition_tables, a truncated table stops the section; both name
     the file and the rule to force, and the section writes nothing."""
     from depthwidth.integrity import seal_path
+    from depthwidth.superposition.compare import superposition_compare
     from depthwidth.superposition.section import superposition_section
     from depthwidth.superposition.tables import superposition_tables
 
@@ -458,13 +459,15 @@ def test_superposition_consumers_check_what_they_read(tmp_path):
     ):
         superposition_tables(models, analysis, out["cells"], out["exponents"])
 
+    cmp = str(tmp_path / "comparisons.csv")
+    superposition_compare(out["exponents"], analysis["tolerance"], cmp)
     section = (str(tmp_path / "s.html"), str(tmp_path / "h.json"), str(tmp_path / "figures"))
     _damage(Path(infos[0]), "truncate")
     with pytest.raises(IntegrityError, match=r"train\.json.*forcerun superposition_train"):
-        superposition_section(out["cells"], out["exponents"], models, infos, analysis, *section)
+        superposition_section(cmp, out["cells"], out["exponents"], models, infos, analysis, *section)
     _damage(Path(out["cells"]), "drop_rows")
     with pytest.raises(IntegrityError, match=r"cells\.csv: it has \d+ bytes.*forcerun superposition_tables"):
-        superposition_section(out["cells"], out["exponents"], models, infos, analysis, *section)
+        superposition_section(cmp, out["cells"], out["exponents"], models, infos, analysis, *section)
     assert not (tmp_path / "h.json").exists() and not (tmp_path / "s.html").exists()
 
 

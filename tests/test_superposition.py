@@ -368,11 +368,13 @@ def test_exponents_table_per_law_min_width_and_summed_loss():
             "m": m,
             "final_loss": float(m) ** -1.0 * (2.0 if m < 32 else 1.0),
             "represented_fraction": 1.0,
+            "seed": 0,
         }
         for d in ("power-a1.2", "exponential-k400")
         for m in ms
     ]
     an = {
+        "n_boot": 200,
         "fit_min_width": None,
         "fit_max_width": None,
         "fit_min_width_by_law": {"power": 32, "exponential": 8},
@@ -381,6 +383,12 @@ def test_exponents_table_per_law_min_width_and_summed_loss():
     ex = exponents_table(pd.DataFrame(rows), an).set_index("distribution")
     assert ex.loc["power-a1.2", "m_min"] == 32 and ex.loc["power-a1.2", "exponent"] == pytest.approx(1.0)
     assert ex.loc["exponential-k400", "m_min"] == 8 and ex.loc["exponential-k400", "exponent"] > 1.1
+    # one seed: every resample over seeds is the same fit (sd 0); over widths the exponent varies
+    assert (
+        ex.loc["power-a1.2", "boot_sd"] == pytest.approx(0.0, abs=1e-12)
+        and ex.loc["power-a1.2", "n_seeds"] == 1
+    )
+    assert ex.loc["exponential-k400", "wboot_sd"] > 0 and ex.loc["exponential-k400", "wboot_resamples"] == 200
 
 
 def _with_torch_code(monkeypatch):

@@ -39,7 +39,15 @@ def test_superposition_end_to_end_and_grid_growth(completed_run, tmp_path):
     exps = pd.read_csv(res / "exponents.csv")
     assert len(exps) == 2 and set(exps.regime) == {"strong", "weak"} and exps.exponent.notna().all()
     rows = json.loads((res / "headline.json").read_text())
-    assert len(rows) == 2 and all(set(r) >= {"quantity", "paper", "value", "err", "agree"} for r in rows)
+    # per α (one here) against the stated and the drawn value, strong and weak, and the strong α-trend
+    assert len(rows) == 5 and all(
+        set(r) >= {"quantity", "paper_text", "value", "err", "verdict"} for r in rows
+    )
+    trend = next(r for r in rows if r["key"].endswith("alpha_trend"))
+    assert trend["verdict"] == "not tested" and "fewer than two α" in trend["verdict_text"]
+    # one seed: no bootstrap error, so no verdict against the stated value
+    stated = next(r for r in rows if r["key"] == "strong_gamma-1_alpha1.5_stated")
+    assert stated["verdict"] == "not tested" and stated["err"] is None
     # figures are files beside the section (the report rule embeds them)
     assert (res / "section.html").read_text().count("<figure>") >= 4
     assert len(list((res / "figures").glob("*.png"))) >= 4
@@ -52,7 +60,14 @@ def test_superposition_end_to_end_and_grid_growth(completed_run, tmp_path):
     grow = tmp_path / "grow.yaml"
     grow.write_text(yaml.safe_dump({"superposition": {"widths": [4, 8, 16, 32]}}))
     jobs = planned_jobs(run_snakemake(done, "-n", TARGET, configfiles=("config/test.yaml", str(grow))))
-    assert jobs == {"superposition_train": 2, "superposition_tables": 1, "superposition_section": 1}
+    # (rule paperfigs_compare's Figs. 4b/6e and 5b jobs compare the new exponents with the drawn values)
+    after = {
+        "superposition_tables": 1,
+        "paperfigs_compare": 2,
+        "superposition_compare": 1,
+        "superposition_section": 1,
+    }
+    assert jobs == {"superposition_train": 2, **after}
     thr = tmp_path / "thr.yaml"
     thr.write_text(
         yaml.safe_dump(
@@ -60,7 +75,7 @@ def test_superposition_end_to_end_and_grid_growth(completed_run, tmp_path):
         )
     )
     jobs = planned_jobs(run_snakemake(done, "-n", TARGET, configfiles=("config/test.yaml", str(thr))))
-    assert jobs == {"superposition_tables": 1, "superposition_section": 1}
+    assert jobs == after
 
 
 def test_bad_superposition_config_fails_before_any_job(tmp_path):

@@ -120,3 +120,22 @@ def test_outside_test_needs_the_whole_range_outside_the_band():
     assert out.word == v.NO and "reaches [0.83, 0.99]" in out.why
     assert v.outside_test(1.0, 1.2, 0.91, 0.04).word == v.YES
     assert v.outside_test(0.95, 0.96, 0.91, None).word == v.YES  # no error: the band is the point
+
+
+def test_bootstrap_summary_error_matches_the_error_from_the_samples():
+    rng = np.random.default_rng(3)
+    s = rng.normal(0.9, 0.05, 400)
+    full = v.bootstrap_error(s, "seeds")
+    summ = v.bootstrap_summary_error(full.value, "seeds", full.resamples, full.low, full.high)
+    assert summ == full
+    with pytest.raises(v.VerdictError, match="≥ 200"):
+        v.bootstrap_summary_error(0.05, "seeds", 150)
+
+
+def test_larger_bootstrap_states_the_larger_unit():
+    seeds = v.Error(0.010, v.BOOTSTRAP, unit="5 seeds", resamples=1000)
+    widths = v.Error(0.025, v.BOOTSTRAP, unit="6 widths, seeds pooled", resamples=1000)
+    assert v.larger_bootstrap(0.0145, seeds, widths) is widths  # 0.0145 is 1.7x smaller: not stated
+    out = v.larger_bootstrap(0.022, seeds, widths)
+    assert out.method == v.COVARIANCE and out.value == 0.022 and out.unit == "6 widths, seeds pooled"
+    assert v.larger_bootstrap(0.02) is v.NONE

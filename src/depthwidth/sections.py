@@ -20,6 +20,8 @@ from depthwidth.files import atomic_write_bytes, atomic_write_text  # noqa: E402
 from depthwidth.integrity import seal  # noqa: E402
 
 HEADLINE_KEYS = ("quantity", "paper", "value", "err", "agree", "source", "note")
+#: the keys of a comparison record (``depthwidth.verdicts.Comparison.row()``), accepted as a headline row
+COMPARISON_KEYS = ("stage", "key", "paper", "claim", "quantity", "paper_text", "value", "err", "verdict")
 
 
 # The one look of every figure of the report: seaborn's white grid, its colour-blind-safe palette (the
@@ -198,7 +200,7 @@ def write_section(
     """Write a stage's report fragment and its headline rows, each sealed (the report checks both)."""
     for r in headline_rows:
         missing = set(HEADLINE_KEYS) - set(r)
-        if missing:
+        if missing and not set(COMPARISON_KEYS) <= set(r):
             raise ValueError(f"headline row {r} lacks {sorted(missing)}")
     atomic_write_text(
         html_path, f'<section id="{stage}">\n<h2>{html.escape(title)}</h2>\n{body_html}\n</section>\n'
@@ -233,3 +235,47 @@ def rewrite_files(files, new_text, check: bool, fix: str) -> int:
         print(f"stale table in {', '.join(stale)}. Fix: {fix} " + " ".join(map(str, files)), file=sys.stderr)
         return 1
     return 0
+
+
+def _num(v, digits: int = 3) -> str:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return "–"
+    return f"{x:.{digits}g}" if math.isfinite(x) else "–"
+
+
+def comparisons_html(records: pd.DataFrame, caption: str | None = None, show_claim: bool = False) -> str:
+    """Comparison records (rows of a ``comparisons.csv``) as one readable table: what is compared, the
+    paper's statement and where it was read, ours with its error and how it was made, the test (with an
+    allowance and its reason where one is used) and the verdict with its why."""
+    if records is None or not len(records):
+        return ""
+    rows = []
+    for _, r in records.iterrows():
+        ours = (
+            r.get("value_text")
+            if isinstance(r.get("value_text"), str) and r.get("value_text")
+            else _num(r.get("value"), 4)
+        )
+        if _num(r.get("err")) != "–":
+            ours += f" ± {_num(r.get('err'), 2)}"
+        allowance = ""
+        if _num(r.get("allowance")) != "–":
+            allowance = f"; allowance ± {_num(r.get('allowance'), 2)} ({r.get('allowance_reason')})"
+        p = _num(r.get("p_value"), 2)
+        row = {
+            "Compared": r["quantity"],
+            "Paper": f"{r['paper_text']} ({r['paper_source']})"
+            if isinstance(r.get("paper_source"), str) and r.get("paper_source")
+            else r["paper_text"],
+            "Ours": ours,
+            "Our error": r.get("err_method") if isinstance(r.get("err_method"), str) else "",
+            "Test": f"{r.get('test') or ''}{allowance}" + (f"; p = {p}" if p != "–" else ""),
+            "Verdict": r["verdict_text"],
+            "Note": r.get("note") if isinstance(r.get("note"), str) else "",
+        }
+        if show_claim:
+            row = {"Claim": r["claim"], **row}
+        rows.append(row)
+    return table_html(pd.DataFrame(rows), caption)

@@ -131,6 +131,34 @@ def bootstrap_error(samples, unit: str, central: float | None = None, level: flo
     )
 
 
+def bootstrap_summary_error(
+    sd: float,
+    unit: str,
+    resamples: int,
+    low: float | None = None,
+    high: float | None = None,
+    level: float = 0.95,
+) -> Error:
+    """The bootstrap error of one value from a stored summary of its resamples (their sd, count and
+    percentile interval), as :func:`bootstrap_error` would make it from the samples; fewer than
+    :data:`MIN_RESAMPLES` resamples (or no finite sd) raise."""
+    if not (resamples >= MIN_RESAMPLES) or sd is None or not math.isfinite(sd):
+        raise VerdictError(
+            f"a bootstrap over {unit} with {resamples} finite resamples: a verdict needs ≥ {MIN_RESAMPLES} "
+            "(raise the config's bootstrap resample count)"
+        )
+    return Error(
+        float(sd),
+        BOOTSTRAP,
+        unit=unit,
+        resamples=int(resamples),
+        mc=float(sd) / math.sqrt(2 * (resamples - 1)),
+        low=None if low is None or not math.isfinite(low) else float(low),
+        high=None if high is None or not math.isfinite(high) else float(high),
+        level=level,
+    )
+
+
 def choose_error(covariance: float | None, bootstrap: Error) -> Error:
     """The error to state: the covariance error only where it is within :data:`COVARIANCE_WITHIN`× of
     the bootstrap (either way), else the bootstrap."""
@@ -142,6 +170,17 @@ def choose_error(covariance: float | None, bootstrap: Error) -> Error:
     if 1 / COVARIANCE_WITHIN <= ratio <= COVARIANCE_WITHIN:
         return Error(covariance, COVARIANCE, unit=bootstrap.unit, resamples=bootstrap.resamples)
     return bootstrap
+
+
+def larger_bootstrap(covariance: float | None, *bootstraps: Error) -> Error:
+    """Of several bootstraps of one value over different units (e.g. seeds, and widths with their seeds
+    pooled: one carries the seed-to-seed noise, the other a model's lack of fit), the larger, or the
+    covariance error where it is within :data:`COVARIANCE_WITHIN`× of that one (:func:`choose_error`);
+    no bootstrap gives no error."""
+    boots = [b for b in bootstraps if b.method == BOOTSTRAP and b.value is not None]
+    if not boots:
+        return NONE
+    return choose_error(covariance, max(boots, key=lambda b: b.value))
 
 
 @dataclass(frozen=True)

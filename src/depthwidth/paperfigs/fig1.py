@@ -32,6 +32,7 @@ import pandas as pd
 
 from depthwidth.laws.loglog import power_law_fit
 from depthwidth.paperfigs.axes import calibrate, find_frames
+from depthwidth.paperfigs.ours import seed_means
 from depthwidth.paperfigs.marks import _inside, find_markers, marker_record, marker_shape, to_table
 from depthwidth.paperfigs.vector import read_page
 
@@ -208,12 +209,12 @@ def series_slopes(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ours(cells: pd.DataFrame, summed: bool) -> pd.DataFrame:
-    """Seed means of our cells' final loss in the paper's unit (summed over the n features) and their SE."""
-    c = cells.assign(loss=cells["final_loss"] * (1.0 if summed else cells["n"]))
-    g = c.groupby(["distribution", "alpha", "gamma", "n", "m"], dropna=False)["loss"]
-    out = g.agg(["mean", "std", "count"]).reset_index()
-    out["se"] = (out["std"] / np.sqrt(out["count"])).where(out["count"] > 1, 0.0)
-    return out
+    """Seed means of our cells' final loss in the paper's unit (summed over the n features) and their SE
+    (``ours.seed_means``), as columns mean, std, se, count."""
+    o = seed_means(cells, "final_loss", ("distribution", "alpha", "gamma", "n", "m"), summed=summed)
+    return o.rename(
+        columns={"final_loss": "mean", "final_loss_std": "std", "final_loss_se": "se", "seeds": "count"}
+    )
 
 
 def _match(ours: pd.DataFrame, p: pd.Series, max_dalpha: float = 0.1) -> pd.DataFrame:
@@ -236,7 +237,7 @@ def _match(ours: pd.DataFrame, p: pd.Series, max_dalpha: float = 0.1) -> pd.Data
     return c
 
 
-def compare_losses(cells: pd.DataFrame, points: pd.DataFrame, summed: bool = False) -> pd.DataFrame:
+def compare_losses(cells: pd.DataFrame, points: pd.DataFrame, summed: bool) -> pd.DataFrame:
     """``cells``: superposition cells.csv (distribution, alpha, gamma, n, m, seed, final_loss); ``summed``:
     whether its final_loss is already summed over features (superposition.analysis.loss_summed_over_features).
     One row per Fig. 1 toy point with a cell of ours at the same m (law and regime as ``_match``), our
@@ -278,12 +279,12 @@ def compare_losses(cells: pd.DataFrame, points: pd.DataFrame, summed: bool = Fal
     return pd.DataFrame(rows)
 
 
-def compare_slopes(cells: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
+def compare_slopes(cells: pd.DataFrame, points: pd.DataFrame, summed: bool) -> pd.DataFrame:
     """Per Fig. 1 toy series: the paper's slope (all m, fit range) beside ours, the OLS slope of our
     seed-mean log loss on log m over every width we ran for the matched law and regime (a slope does not
     depend on the loss unit)."""
     ps = series_slopes(points)
-    ours = _ours(cells, True)
+    ours = _ours(cells, summed)
     rows = []
     for _, s in ps.iterrows():
         p = points[(points["panel"] == s["panel"]) & (points["series"] == s["series"])].iloc[0]
@@ -370,7 +371,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     points, s = read_fig1(a.pdf)
     cells = pd.read_csv(a.cells_csv)
-    cmp, sl = compare_losses(cells, points, a.summed), compare_slopes(cells, points)
+    cmp, sl = compare_losses(cells, points, a.summed), compare_slopes(cells, points, a.summed)
     print(sl.round(3).to_markdown(index=False))
     print()
     if len(cmp):

@@ -66,6 +66,7 @@ import pandas as pd
 from depthwidth.paperfigs import fig4
 from depthwidth.paperfigs.axes import find_frames, find_ticks, fit_axis
 from depthwidth.paperfigs.fig6 import GAMMA_GRID
+from depthwidth.paperfigs.ours import seed_means
 from depthwidth.paperfigs.marks import find_markers, to_table
 from depthwidth.paperfigs.vector import image_array, read_page
 
@@ -272,21 +273,27 @@ def read_fig3(pdf: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     return points_a, cells_b, summary
 
 
-def _seed_means(cells: pd.DataFrame) -> pd.DataFrame:
-    g = cells.groupby(["alpha", "gamma", "m"])["represented_fraction"]
-    out = g.agg(["mean", "std", "count"]).reset_index()
-    out["std"] = out["std"].fillna(0.0)
-    return out
+def _seed_means(cells: pd.DataFrame, summed: bool) -> pd.DataFrame:
+    """Our represented fraction per (α, γ, m) as seed mean, std and count (``ours.seed_means``)."""
+    o = seed_means(cells, "represented_fraction", ("alpha", "gamma", "m"), summed=summed)
+    return o.rename(
+        columns={"represented_fraction": "mean", "represented_fraction_std": "std", "seeds": "count"}
+    )
 
 
 def compare_fig3(
-    cells: pd.DataFrame, points_a: pd.DataFrame, cells_b: pd.DataFrame, alpha_a: float, m_b: int
+    cells: pd.DataFrame,
+    points_a: pd.DataFrame,
+    cells_b: pd.DataFrame,
+    alpha_a: float,
+    m_b: int,
+    summed: bool,
 ) -> pd.DataFrame:
     """``cells``: superposition cells.csv (alpha, gamma, m, seed, represented_fraction). One row per cell of
     ours that a panel draws (a cell at α = ``alpha_a`` and m = ``m_b`` is judged against both panels):
     panel, gamma, paper_gamma, gamma_on_grid, alpha, m, ours (seed mean), ours_std, seeds, paper,
     diff, tolerance = max(ABS_TOL, SEED_STD_K × ours_std), agree."""
-    ours = _seed_means(cells)
+    ours = _seed_means(cells, summed)
     grid = np.asarray(GAMMA_GRID, dtype=float)
     rows = []
     for _, r in ours.iterrows():
@@ -369,6 +376,8 @@ def plot_fig3(
     cells: pd.DataFrame | None = None,
     alpha_a: float | None = None,
     m_b: int | None = None,
+    *,
+    summed: bool,
 ):
     """The paper's panel a (circles at low opacity, dashed per m, colour = ln m) with our seed-mean cells at
     α = ``alpha_a`` (filled squares, black edges, same colours, ±2 seed std) and panel b (the heat map)
@@ -390,9 +399,9 @@ def plot_fig3(
         c = cmap(norm(np.log(m)))
         ax.plot(g["gamma"], g["phi_half"], "--", color=c, alpha=0.4)
         ax.plot(g["gamma"], g["phi_half"], "o", mfc="none", mec=c, ms=7, alpha=0.7, label=f"paper, m = {m}")
-    ours = _seed_means(cells) if cells is not None and len(cells) else None
-    if ours is not None:
-        oa = ours[np.isclose(ours["alpha"], alpha_a) & ours["m"].isin(M_GRID)]
+    ours = _seed_means(cells, summed) if cells is not None and len(cells) else None
+    oa = ours[np.isclose(ours["alpha"], alpha_a) & ours["m"].isin(M_GRID)] if ours is not None else None
+    if oa is not None and len(oa):
         for m, g in oa.groupby("m"):
             ax.errorbar(
                 g["gamma"],
@@ -407,9 +416,14 @@ def plot_fig3(
             )
     ax.set_xlim(-1.15, 1.15)
     ax.set_ylim(-0.05, 1.08)
-    ax.set_xlabel("weight decay γ")
+    ax.set_xlabel(r"weight decay $\gamma$")
     ax.set_ylabel(r"represented fraction $\phi_{1/2}$")
-    ax.set_title(f"Fig. 3a (α = {alpha_a:g}): paper (open) vs ours (filled)", fontsize=9)
+    drawn_a = oa is not None and len(oa)
+    ax.set_title(
+        f"Fig. 3a ($\\alpha$ = {alpha_a:g}): paper (open)"
+        + (" and ours (filled)" if drawn_a else "; no cell of ours at this $\\alpha$ and the paper's m"),
+        fontsize=9,
+    )
     ax.legend(fontsize=6, ncol=2, loc="center right")
     fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="ln m")
     piv = cells_b.pivot_table(index="alpha", columns="gamma", values="phi_half").sort_index()
@@ -419,8 +433,8 @@ def plot_fig3(
     im = bx.imshow(
         piv.to_numpy(), origin="lower", aspect="auto", extent=extent, cmap="Purples", vmin=0, vmax=1
     )
-    if ours is not None:
-        ob = ours[ours["m"] == int(m_b)]
+    ob = ours[ours["m"] == int(m_b)] if ours is not None else None
+    if ob is not None:
         if len(ob):
             bx.scatter(
                 ob["gamma"], ob["alpha"], c=ob["mean"], cmap="Purples", vmin=0, vmax=1, marker="s",
@@ -429,7 +443,11 @@ def plot_fig3(
             bx.legend(fontsize=7, loc="upper right")
     bx.set_xlabel("weight decay γ")
     bx.set_ylabel("data exponent α")
-    bx.set_title(f"Fig. 3b (m = {m_b}): paper heat map, our cells as squares", fontsize=9)
+    bx.set_title(
+        f"Fig. 3b (m = {m_b}): paper heat map"
+        + (", our cells as squares" if ob is not None and len(ob) else "; no cell of ours at this m"),
+        fontsize=9,
+    )
     fig.colorbar(im, ax=bx, label=r"$\phi_{1/2}$")
     fig.tight_layout()
     return fig
@@ -443,9 +461,14 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("cells_csv")
     ap.add_argument("pdf", nargs="?", default="data/raw/superposition_paper/figures/Fig-3-2.pdf")
+    ap.add_argument(
+        "--loss-summed", action="store_true", help="the cells' losses are summed over the features"
+    )
     a = ap.parse_args(argv)
     pa, cb, s = read_fig3(a.pdf)
-    cmp = compare_fig3(pd.read_csv(a.cells_csv), pa, cb, s["match"]["alpha_a"], s["match"]["m_b"])
+    cmp = compare_fig3(
+        pd.read_csv(a.cells_csv), pa, cb, s["match"]["alpha_a"], s["match"]["m_b"], a.loss_summed
+    )
     if len(cmp):
         print(cmp.round(4).to_markdown(index=False))
         print()

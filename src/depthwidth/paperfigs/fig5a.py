@@ -90,6 +90,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.paperfigs.axes import calibrate, find_frames, fit_axis
+from depthwidth.paperfigs.ours import seed_means
 from depthwidth.paperfigs.vector import Shape, filled_paths, image_array, read_page
 
 LABELS = {"x": [0.0, 0.5, 1.0], "y": [0.0, 0.5, 1.0]}
@@ -757,19 +758,16 @@ def read_fig5a(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
 # our cells against the paper's points
 
 
-def paper_unit(cells: pd.DataFrame) -> pd.DataFrame:
+def paper_unit(cells: pd.DataFrame, summed: bool) -> pd.DataFrame:
     """Our cells (cells.csv rows) as seed means per (distribution, alpha, gamma, m) in the paper's unit: loss
-    and loss_unlearned summed over the n features (n × the per-element final_loss and loss_unlearned),
-    with the number of seeds; paper_gamma is the nearest of the paper's γ, gamma_on_grid whether ours is
-    on it."""
-    c = cells.assign(
-        loss=cells["final_loss"] * cells["n"],
-        loss_unlearned=cells["loss_unlearned"] * cells["n"],
-    )
-    keys = [k for k in ("distribution", "alpha", "gamma", "n", "m") if k in c.columns]
-    out = c.groupby(keys, as_index=False).agg(
-        loss=("loss", "mean"), loss_unlearned=("loss_unlearned", "mean"), seeds=("loss", "size")
-    )
+    and loss_unlearned summed over the n features (``ours.seed_means``: n × the per-element values unless
+    the run's cells are already summed, ``summed``), with the number of seeds; paper_gamma is the nearest
+    of the paper's γ, gamma_on_grid whether ours is on it."""
+    keys = ("distribution", "alpha", "gamma", "n", "m")
+    out = seed_means(cells, ["final_loss", "loss_unlearned"], keys, summed=summed)
+    out = out.rename(columns={"final_loss": "loss"})[
+        [k for k in keys if k in out.columns] + ["loss", "loss_unlearned", "seeds"]
+    ]
     out["paper_gamma"] = _snap(out["gamma"], GAMMA_GRID)
     out["gamma_on_grid"] = np.isclose(out["paper_gamma"], out["gamma"], atol=1e-3)
     return out
@@ -794,7 +792,9 @@ def _alpha_counts(alphas) -> str:
     return ", ".join(f"{a:g}×{n}" for a, n in v.items())
 
 
-def compare_fig5a(cells: pd.DataFrame, points: pd.DataFrame, reliable_only: bool = True) -> pd.DataFrame:
+def compare_fig5a(
+    cells: pd.DataFrame, points: pd.DataFrame, summed: bool, reliable_only: bool = True
+) -> pd.DataFrame:
     """Our cells against the paper's points, per paper γ (ours put on the nearest paper γ and flagged
     when off the grid). A circle cannot be matched to one (α, m) (its opacity tells α only where its
     colour decodes cleanly, m not at all), so distributions are compared: for each γ the excess
@@ -821,7 +821,7 @@ def compare_fig5a(cells: pd.DataFrame, points: pd.DataFrame, reliable_only: bool
     within a factor ``CLOSE_FACTOR`` of loss_unlearned (holds when ≥ ``CLAIM_FRACTION``), the same for
     our γ < 0 cells and for the paper's reliable circles of each regime (a loss_unlearned ≤ 0 is never
     close: the ratio is infinite)."""
-    ours = paper_unit(cells)
+    ours = paper_unit(cells, summed)
     pts = points[points["reliable"]] if reliable_only and "reliable" in points else points
     pts = pts[np.isfinite(pts["gamma"])]
     half = 0.0625
@@ -910,10 +910,10 @@ def fig5a_line(cmp: pd.DataFrame, summary: dict) -> str:
     if cmp.empty:
         return f"Fig. 5a: {read}; no cell of ours to compare"
     per = "; ".join(
-        f"γ = {r.paper_gamma:.2f}{'' if r.gamma_on_grid else ' (ours ' + r.our_gammas + ')'}: "
+        f"γ = {r.paper_gamma:.2f}{'' if r.gamma_on_grid else f' (ours {r.our_gammas})'}: "
         f"{'agree' if r.agree else 'disagree' if r.decided else 'undecided'} (excess median ours {r.ours_excess_median:.3f} vs paper "
         f"{r.paper_excess_median:.3f} [{r.paper_excess_p10:.3f}, {r.paper_excess_p90:.3f}] over {r.n_paper} "
-        f"circles, {r.basis}{'' if r.basis == 'α window' else ' (their α read: ' + r.paper_alphas + ')'}; "
+        f"circles, {r.basis}{'' if r.basis == 'α window' else f' (their α read: {r.paper_alphas})'}; "
         f"{r.ours_inside_paper_range:.0%} of our {r.n_ours} (α {r.our_alphas}) inside)"
         for r in cmp.itertuples()
     )
@@ -933,7 +933,7 @@ def fig5a_line(cmp: pd.DataFrame, summary: dict) -> str:
     )
 
 
-def plot_fig5a(points: pd.DataFrame, cells: pd.DataFrame | None = None):
+def plot_fig5a(points: pd.DataFrame, cells: pd.DataFrame | None, summed: bool):
     """The paper's circles as read (colour = γ, low opacity; unreliable colours as grey rings) with our
     seed-mean cells over them (filled squares, black edges, same colour scale; summed unit), the diagonal
     dashed, the paper's axis range. Returns the matplotlib Figure."""
@@ -957,7 +957,7 @@ def plot_fig5a(points: pd.DataFrame, cells: pd.DataFrame | None = None):
             label=f"paper, colour not decoded ({len(q)})",
         )  # fmt: skip
     if cells is not None and len(cells):
-        o = paper_unit(cells)
+        o = paper_unit(cells, summed)
         ax.scatter(
             o["loss_unlearned"], o["loss"], c=o["gamma"], cmap=cmap, norm=norm, marker="s", s=26,
             edgecolors="k", linewidths=0.7, zorder=3, label=f"ours ({len(o)} cells)",

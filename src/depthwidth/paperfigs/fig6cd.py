@@ -62,6 +62,7 @@ import pandas as pd
 from depthwidth.laws.loglog import power_law_fit
 from depthwidth.paperfigs.axes import Axis, calibrate, find_frames, fit_axis
 from depthwidth.paperfigs.fig4 import colorbar
+from depthwidth.paperfigs.ours import seed_means
 from depthwidth.paperfigs.marks import find_markers, to_table
 from depthwidth.paperfigs.vector import Shape, image_array, read_page
 
@@ -556,22 +557,22 @@ def read_fig6d(pdf: str | Path) -> tuple[pd.DataFrame, dict]:
 # ------------------------------------------------------------------------------------------- comparison
 
 
-def _ours(cells: pd.DataFrame, column: str) -> pd.DataFrame:
-    """Our seed means of ``column`` at γ < 0 (the γ nearest −1 when a run has several), per (α, m)."""
+def _ours(cells: pd.DataFrame, column: str, summed: bool) -> pd.DataFrame:
+    """Our seed means of ``column`` at γ < 0 (the γ nearest −1 when a run has several), per (α, m)
+    (``ours.seed_means``)."""
     neg = cells[cells["gamma"] < 0]
     if neg.empty:
         return pd.DataFrame(columns=["gamma", "alpha", "m", "n_seeds", "ours", "ours_se"])
     g = float(neg["gamma"].iloc[int(np.argmin(np.abs(neg["gamma"].to_numpy() + 1)))])
-    neg = neg[np.isclose(neg["gamma"], g)]
-    agg = neg.groupby(["alpha", "m"])[column].agg(["mean", "std", "count"]).reset_index()
+    agg = seed_means(neg[np.isclose(neg["gamma"], g)], column, ("alpha", "m"), summed=summed)
     return pd.DataFrame(
         {
             "gamma": g,
             "alpha": agg["alpha"].astype(float),
             "m": agg["m"].astype(int),
-            "n_seeds": agg["count"].astype(int),
-            "ours": agg["mean"],
-            "ours_se": agg["std"] / np.sqrt(agg["count"]),
+            "n_seeds": agg["seeds"].astype(int),
+            "ours": agg[column],
+            "ours_se": agg[f"{column}_se"],
         }
     )
 
@@ -604,7 +605,7 @@ def _band_slopes(band: dict) -> tuple[float, float, float]:
     return s_mid, s_mid - reach, s_mid + reach
 
 
-def compare_fig6cd(cells: pd.DataFrame, points: pd.DataFrame, column: str) -> pd.DataFrame:
+def compare_fig6cd(cells: pd.DataFrame, points: pd.DataFrame, column: str, summed: bool) -> pd.DataFrame:
     """Our seed-mean ``column`` at γ < 0 against the paper's Fig. 6c (``strong_represented_fraction``
     against ``read_fig6c``'s points) or Fig. 6d (``strong_mean_sq_overlap`` against ``read_fig6d``'s).
 
@@ -633,7 +634,7 @@ def compare_fig6cd(cells: pd.DataFrame, points: pd.DataFrame, column: str) -> pd
     paper's settings, while that of all represented rows (‖W_i‖ > 0.5, ``mean_sq_overlap``) is up to 3× the
     band at m = 10 (0.36 against 0.095–0.110 at α = 1)."""
     panel = "c" if column == "strong_represented_fraction" else "d"
-    ours = _ours(cells, column)
+    ours = _ours(cells, column, summed)
     ours = ours[
         ours["alpha"].apply(lambda a: bool(np.isclose(ALPHAS, a, atol=1e-6).any()))
         & (ours["m"] >= MS[0])
@@ -675,7 +676,7 @@ def compare_fig6cd(cells: pd.DataFrame, points: pd.DataFrame, column: str) -> pd
     band = {int(m): {"lo": float(b["bottom"]), "hi": float(b["top"])} for m, b in tb.iterrows()}
     bm = sorted(band)
     s_mid, s_lo, s_hi = _band_slopes(band) if len(bm) >= 3 else (np.nan,) * 3
-    all_ours = _ours(cells, column)
+    all_ours = _ours(cells, column, summed)
     for _, o in ours.iterrows():
         on = int(o["m"]) in band
         lo = band[int(o["m"])]["lo"] if on else _interp(bm, [band[m]["lo"] for m in bm], o["m"], log_y=True)
@@ -763,7 +764,7 @@ def fig6cd_line(cmp: pd.DataFrame, summary: dict, panel: str) -> str:
 # --------------------------------------------------------------------------------------------- plotting
 
 
-def plot_fig6cd(points_c: pd.DataFrame, points_d: pd.DataFrame, cells: pd.DataFrame):
+def plot_fig6cd(points_c: pd.DataFrame, points_d: pd.DataFrame, cells: pd.DataFrame, summed: bool):
     """Figs. 6c and 6d with ours: the paper's points open (colour = α, dashed per α; 6d: the band between
     each column's top and bottom circle, grey, and those circles), ours filled with black edges (seed
     means at γ < 0), on the paper's axes."""
@@ -789,7 +790,7 @@ def plot_fig6cd(points_c: pd.DataFrame, points_d: pd.DataFrame, cells: pd.DataFr
     mm = np.array([10.0, 100.0])
     ad.plot(mm, 1 / mm, "k--", lw=1, label="1/m")
     for ax, col in ((ac, "strong_represented_fraction"), (ad, "strong_mean_sq_overlap")):
-        ours = _ours(cells, col) if col in cells else pd.DataFrame()
+        ours = _ours(cells, col, summed) if col in cells else pd.DataFrame()
         if len(ours):
             for a, o in ours.groupby("alpha"):
                 o = o.sort_values("m")

@@ -58,6 +58,7 @@ import pandas as pd
 
 from depthwidth.laws.loglog import power_law_fit
 from depthwidth.paperfigs.axes import calibrate, find_frames, fit_axis
+from depthwidth.paperfigs.ours import seed_means
 from depthwidth.paperfigs.marks import find_markers, to_table
 from depthwidth.paperfigs.vector import image_array, read_page
 
@@ -364,11 +365,11 @@ def _density_cells(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def _means(c: pd.DataFrame, summed: bool) -> pd.DataFrame:
-    """Seed means and SE of our loss in the paper's summed unit, per (s, γ, n, m)."""
-    c = c.assign(loss=c["final_loss"] * (1.0 if summed else c["n"]))
-    out = c.groupby(["s", "E", "gamma", "n", "m"])["loss"].agg(["mean", "std", "count"]).reset_index()
-    out["se"] = (out["std"] / np.sqrt(out["count"])).where(out["count"] > 1, 0.0)
-    return out
+    """Seed means and SE of our loss in the paper's summed unit, per (s, γ, n, m) (``ours.seed_means``)."""
+    out = seed_means(c, "final_loss", ("s", "E", "gamma", "n", "m"), summed=summed)
+    return out.rename(
+        columns={"final_loss": "mean", "final_loss_std": "std", "final_loss_se": "se", "seeds": "count"}
+    )
 
 
 def _loss_row(panel: str, p, r) -> dict:
@@ -397,7 +398,7 @@ def compare_fig7(
     cells: pd.DataFrame,
     points_a: pd.DataFrame,
     points_b: pd.DataFrame,
-    summed: bool = False,
+    summed: bool,
     panel_a_m: int | None = None,
     panel_b_gamma: float | None = None,
 ) -> pd.DataFrame:
@@ -520,9 +521,7 @@ def fig7_line(cmp: pd.DataFrame, summary: dict, cells: pd.DataFrame | None = Non
     return head + ": " + "; ".join(parts)
 
 
-def plot_fig7(
-    points_a: pd.DataFrame, points_b: pd.DataFrame, cells: pd.DataFrame | None = None, summed=False
-):
+def plot_fig7(points_a: pd.DataFrame, points_b: pd.DataFrame, cells: pd.DataFrame | None, summed: bool):
     """Fig. 7a (loss vs E at panel a's m, colour γ) and 7b (loss vs m, log-log, colour E): the paper's
     points in its colours at low opacity without edges, ours filled with black edges, our α_m lines dashed
     in b. Returns the matplotlib Figure."""

@@ -131,6 +131,7 @@ def overlap_fits(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.Data
                     boots.append(power_law_fit(m[i], y[i])["exponent"])
             row["boot_lo"], row["boot_hi"] = (float(v) for v in np.percentile(boots, [2.5, 97.5]))
             row["n_boot"] = len(boots)
+            row["boot_sd"] = float(np.std(boots, ddof=1))
         rows.append(row)
     # leave one family out
     for fam in sorted(df["family"].unique()):

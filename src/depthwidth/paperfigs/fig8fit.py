@@ -9,6 +9,13 @@ offsets B_g).
   a published procedure step by step and stays beside the stage rather than in the fitting layer.
 - ``stationarity``: per group, the mean of (A/m^α − model part) at the printed α, A; a converged fit has
   every group's mean at 0, so this checks the reading against the printed fit.
+- ``unplottable``: the point a log axis cannot draw. At the notebook's optimum every group's residuals sum
+  to 0 (the offset B_g is free), so a point's value is implied by the others of its group; a point whose
+  implied model part L − B_g is ≤ 0 has no place on the figure's log axis, and the reading's value for it
+  is only the drawing model's start. It is left out of the fits (``plotted`` False) and its implied value
+  kept for the sensitivity fit.
+- ``slope_error_parts``: the notebook's printed slope error recomputed term by term, with the share of its
+  sum of squares that comes from a NaN log (a non-positive L − B_g) set to 0.
 """
 
 from __future__ import annotations
@@ -94,6 +101,71 @@ def stationarity(df: pd.DataFrame, alpha: float, A: float) -> pd.DataFrame:
     )
 
 
+def unplottable(df: pd.DataFrame, alpha: float, A: float, err_slope: float) -> pd.DataFrame:
+    """``df`` (Fig. 8b's points with group, m, model_part) with ``implied_model_part`` (the value that puts
+    its group's residual sum at 0, the others held: model_part − Σ_group (model_part − A/m^α)),
+    ``plotted`` and ``excluded_why``.
+
+    Candidates: in each group the point with the smallest implied value, where that value is ≤ 0 (a log
+    axis cannot draw it). A group whose residuals do not sum to 0 has either such a point or misread
+    markers; the notebook's printed slope error (``err_slope``), whose formula counts the log of a
+    non-positive L − B_g as 0, tells which: the set of candidates left out is the one whose recomputed
+    error (``slope_error_parts``) is nearest the printed one."""
+    from itertools import combinations
+
+    out = df.copy()
+    resid = out["model_part"] - A / out["m"].astype(float) ** alpha
+    out["implied_model_part"] = out["model_part"] - resid.groupby(out["group"]).transform("sum")
+    out["plotted"] = True
+    out["excluded_why"] = ""
+    cand = [
+        i
+        for i in (g["implied_model_part"].idxmin() for _, g in out.groupby("group"))
+        if out.at[i, "implied_model_part"] <= 0
+    ]
+    best, best_d, errs = (), np.inf, {}
+    for k in range(len(cand) + 1):
+        for sub in combinations(cand, k):
+            trial = out.assign(plotted=~out.index.isin(sub))
+            e = slope_error_parts(trial, alpha, A)["err_slope"]
+            errs[sub] = e
+            if abs(e - err_slope) < best_d:
+                best, best_d = sub, abs(e - err_slope)
+    for i in best:
+        v = float(out.at[i, "implied_model_part"])
+        out.at[i, "plotted"] = False
+        out.at[i, "excluded_why"] = (
+            f"L − B_g = {v:.4f} ≤ 0 at the notebook's fit (implied by its group's other points): a log axis "
+            f"cannot draw it; the notebook's printed slope error {err_slope:.4f} is recomputed as {errs[best]:.4f} "
+            f"with this point's log counted as 0 (without: {errs[()]:.4f}); the reading's "
+            f"{float(out.at[i, 'model_part']):.4f} is the drawing model's start"
+        )
+    return out
+
+
+def slope_error_parts(df: pd.DataFrame, alpha: float, A: float, n_params: int = 3) -> dict:
+    """The notebook's "Error in slope" recomputed on ``df`` (plotted points at their read value, a left-out
+    point at its implied value): sqrt(Σ (log(L − B_g) − log(A/m^α))² / Σ (log m − mean)² / (N − 3)), the
+    notebook's NaN log of a non-positive L − B_g counted as 0 (``nan_to_num``); with the share of the sum
+    of squares from those NaN terms and the error without them (their points left out of both sums)."""
+    v = np.where(df["plotted"], df["model_part"], df["implied_model_part"]).astype(float)
+    log_m = np.log(df["m"].to_numpy(float))
+    pred = np.log(A) - alpha * log_m
+    nan = v <= 0
+    term = np.where(nan, (0.0 - pred) ** 2, (np.log(np.where(nan, 1.0, v)) - pred) ** 2)
+    x = (log_m - log_m.mean()) ** 2
+    n = len(v)
+    keep = ~nan
+    xk = (log_m[keep] - log_m[keep].mean()) ** 2
+    return {
+        "err_slope": float(np.sqrt(term.sum() / x.sum() / (n - n_params))),
+        "n_points": int(n),
+        "n_nan_terms": int(nan.sum()),
+        "nan_share": float(term[nan].sum() / term.sum()),
+        "err_slope_without_nan": float(np.sqrt(term[keep].sum() / xk.sum() / (keep.sum() - n_params))),
+    }
+
+
 def refits(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> pd.DataFrame:
     """One row per fit of L = A/m^α + B_g: all points (with the percentile 95 % interval of α over
     ``n_boot`` resamples of whole models), each family alone, and each family left out."""
@@ -124,6 +196,7 @@ def refits(df: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> pd.DataFrame:
                 "boot_lo": float(np.percentile(boots, 2.5)),
                 "boot_hi": float(np.percentile(boots, 97.5)),
                 "n_boot": len(boots),
+                "boot_sd": float(np.std(boots, ddof=1)),
             }
         )
     for fam in sorted(df["family"].unique()):

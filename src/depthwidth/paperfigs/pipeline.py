@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depthwidth.paperfigs.outputs import REGIMES_SUMMARY, REGIMES_TABLES
+from depthwidth.paperfigs.outputs import COMPARED, FIGURE_INPUTS, REGIMES_SUMMARY, REGIMES_TABLES
 from depthwidth.rules import Key, Rule
 
 RAW = Path("data/raw/superposition_paper")
@@ -27,12 +27,33 @@ RULES = {
     # the readings check their pinned PDFs and fetch a damaged one again (sources: not a rerun trigger)
     "paperfigs_toy": Rule(sources=True, mem_mb=2000, runtime=10),
     "paperfigs_regimes": Rule(sources=True, mem_mb=2000, runtime=10),
+    "paperfigs_compare": Rule(
+        params={"loss_summed": Key("superposition.analysis.loss_summed_over_features")},
+        mem_mb=2000,
+        runtime=10,
+    ),
+    "paperfigs_comparisons": Rule(mem_mb=1000, runtime=5),
     "paperfigs_section": Rule(
         params={"loss_summed": Key("superposition.analysis.loss_summed_over_features")},
         mem_mb=2000,
         runtime=10,
     ),
 }
+
+
+def compare_inputs(config: dict, wildcards) -> dict:
+    """Rule paperfigs_compare's inputs for one figure: its readings, and our superposition tables it needs
+    where that stage runs."""
+    readings, ours = FIGURE_INPUTS[wildcards.figure]
+    out = dict(readings)
+    if "superposition" in config["stages"]:
+        out.update({name: f"results/superposition/{name}.csv" for name in ours})
+    return out
+
+
+def comparisons_inputs() -> list[str]:
+    """Every figure's compare.csv (rule paperfigs_comparisons gathers them)."""
+    return [f"results/paperfigs/{name}/compare.csv" for name in COMPARED]
 
 
 def inputs() -> dict:
@@ -64,6 +85,9 @@ def regimes_inputs() -> dict:
 def section_inputs(config: dict) -> dict:
     """Rule paperfigs_section's inputs: the readings, and our superposition exponents where that stage runs."""
     out = {
+        "comparisons": "results/paperfigs/comparisons.csv",
+        **{f"table_{name}": f"results/paperfigs/{name}/table.csv" for name in COMPARED},
+        **{f"extra_{name}": f"results/paperfigs/{name}/extra.csv" for name in COMPARED},
         "points": "results/paperfigs/fig8a_points.csv",
         "fits": "results/paperfigs/fig8a_fits.csv",
         "summary": "results/paperfigs/fig8_summary.json",

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from depthwidth.download.fetch import check_pinned, load_manifest
 from depthwidth.integrity import write_json, write_table
 from depthwidth.paperfigs.fig1 import read_fig1
@@ -22,7 +24,14 @@ from depthwidth.paperfigs.fig6cd import read_fig6c, read_fig6d
 from depthwidth.paperfigs.fig7 import read_fig7
 from depthwidth.paperfigs.fig8 import overlap_fits, read_fig8a
 from depthwidth.paperfigs.fig8b import read_fig8b
-from depthwidth.paperfigs.fig8fit import losses, notebook_fit, refits, stationarity
+from depthwidth.paperfigs.fig8fit import (
+    losses,
+    notebook_fit,
+    refits,
+    slope_error_parts,
+    stationarity,
+    unplottable,
+)
 from depthwidth.paperfigs.notebook import read_fit_notebook
 
 
@@ -85,19 +94,46 @@ def paperfigs_fig8b(
     check_inputs([pdf, notebook], "paperfigs_fig8b", sources)
     nb = read_fit_notebook(notebook)
     pts, read = read_fig8b(pdf, nb["model_classes"], nb["data_names"], prior=(nb["A"], nb["alpha"]))
-    df = losses(pts, nb["B"])
-    fits = refits(df, n_boot=n_boot, seed=seed)
-    rerun = notebook_fit(df, nb["groups"])
+    df = unplottable(losses(pts, nb["B"]), nb["alpha"], nb["A"], nb["err_slope"])
+    shown = df[df["plotted"]]
+    fits = refits(shown, n_boot=n_boot, seed=seed)
+    # the sensitivity fit: the left-out points at the value the notebook's fit implies for them
+    implied = df.assign(
+        model_part=df["model_part"].where(df["plotted"], df["implied_model_part"]),
+    )
+    implied["loss"] = implied["model_part"] + implied["group"].map(nb["B"])
+    sens = (
+        refits(implied, n_boot=0, seed=seed)
+        .iloc[[0]]
+        .assign(subset="all, left-out points at their implied value")
+    )
+    fits = pd.concat([fits, sens], ignore_index=True)
+    rerun = notebook_fit(shown, nb["groups"])
+    rerun_implied = notebook_fit(implied, nb["groups"])
     stat = stationarity(df, nb["alpha"], nb["A"])
+    left_out = df[~df["plotted"]]
     summary = {
-        "read": read,
+        "read": {**read, "plotted": int(len(shown))},
         "notebook_rerun": rerun,
+        "notebook_rerun_implied": rerun_implied,
         "printed": {"alpha": nb["alpha"], "A": nb["A"], "final_loss": nb["final_loss"]},
         "stationarity": {
             "groups_within_0.01": int((stat["mean_residual"].abs() <= 0.01).sum()),
             "n_groups": len(stat),
             "by_group": dict(zip(stat["group"], stat["mean_residual"].round(5))),
         },
+        "left_out": [
+            {
+                "model": r.model,
+                "dataset": r.dataset,
+                "m": int(r.m),
+                "read": float(r.model_part),
+                "implied": float(r.implied_model_part),
+                "why": r.excluded_why,
+            }
+            for r in left_out.itertuples()
+        ],
+        "err_slope_parts": {**slope_error_parts(df, nb["alpha"], nb["A"]), "printed": nb["err_slope"]},
     }
     write_table(df, points_csv)
     write_table(fits, fits_csv)

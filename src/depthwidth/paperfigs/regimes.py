@@ -16,12 +16,12 @@ import html
 import pandas as pd
 
 from depthwidth.integrity import read_json, read_table
-from depthwidth.paperfigs.fig3 import compare_fig3, fig3_line, plot_fig3
-from depthwidth.paperfigs.fig4a import compare_fig4a, fig4a_line, plot_fig4a
-from depthwidth.paperfigs.fig5a import compare_fig5a, fig5a_line, plot_fig5a
-from depthwidth.paperfigs.fig6cd import compare_fig6cd, fig6cd_line, plot_fig6cd
-from depthwidth.paperfigs.fig7 import compare_fig7, fig7_line, plot_fig7
-from depthwidth.sections import Figures, table_html
+from depthwidth.paperfigs.fig3 import fig3_line, plot_fig3
+from depthwidth.paperfigs.fig4a import fig4a_line, plot_fig4a
+from depthwidth.paperfigs.fig5a import fig5a_line, plot_fig5a
+from depthwidth.paperfigs.fig6cd import fig6cd_line, plot_fig6cd
+from depthwidth.paperfigs.fig7 import fig7_line, plot_fig7
+from depthwidth.sections import Figures, comparisons_html, table_html
 
 RULE = "paperfigs_regimes"
 #: the columns of our cells.csv the overlays read (rule superposition_tables writes them)
@@ -68,16 +68,20 @@ def load(tables: dict, summary_json: str, cells_csv: str | None) -> dict:
 
 def _part(intro: str, lines: list[str], figure: str, tables: list[tuple[pd.DataFrame, str]]) -> str:
     """One figure's part of the section: its intro, its summary lines, its overlay, and each (table, caption)
-    that has rows."""
+    that has rows: a frame with a ``verdict_text`` column is a figure's comparison records."""
     parts = [intro, *("<p>" + html.escape(line) + "</p>" for line in lines), figure]
-    parts += [table_html(df, caption) for df, caption in tables if len(df)]
+    parts += [
+        comparisons_html(df, caption) if "verdict_text" in df else table_html(df, caption)
+        for df, caption in tables
+        if df is not None and len(df)
+    ]
     return "\n".join(parts)
 
 
-def _fig3(r: dict, figures: Figures) -> tuple[str, str]:
+def _fig3(r: dict, figures: Figures, summed: bool) -> tuple[str, str]:
     s, cells = r["summary"]["fig3"], r["cells"]
     match = s["match"]
-    cmp = compare_fig3(cells, r["fig3a"], r["fig3b"], match["alpha_a"], match["m_b"])
+    cmp = r["tables"]["fig3"]
     line = fig3_line(cmp, s)
     a, b = s["a"], s["b"]
     part = _part(
@@ -91,19 +95,19 @@ def _fig3(r: dict, figures: Figures) -> tuple[str, str]:
         f"α = {match['alpha_a']:g} and panel b at m = {match['m_b']} (the paper's exp-10, 20000 steps, one seed).</p>",
         [line],
         figures.html(
-            plot_fig3(r["fig3a"], r["fig3b"], cells, match["alpha_a"], match["m_b"]),
+            plot_fig3(r["fig3a"], r["fig3b"], cells, match["alpha_a"], match["m_b"], summed=summed),
             "toy_fig3_overlay",
             "Fig. 3: the paper's represented fraction φ_1/2 (open circles, colour = ln m; right: its heat map at "
             f"m = {match['m_b']}) and ours (filled squares, seed mean ± 2 std) at the cells the figure draws.",
         ),
-        [(cmp, "Per cell: our seed-mean φ_1/2 against the paper's value at that cell.")],
+        [(r["records"]["fig3"], "Per cell: our seed-mean φ_1/2 against the paper's value at that cell.")],
     )
     return part, line
 
 
 def _fig4a(r: dict, figures: Figures) -> tuple[str, str]:
-    s, cells = r["summary"]["fig4a"], r["cells"]
-    cmp = compare_fig4a(cells, r["fig4a"])
+    s = r["summary"]["fig4a"]
+    cmp = r["tables"]["fig4a"]
     line = fig4a_line(cmp, s)
     part = _part(
         "<h3>R² of the loss-width line against the paper's Fig. 4a</h3><p>Fig. 4a is an embedded raster: its "
@@ -120,14 +124,19 @@ def _fig4a(r: dict, figures: Figures) -> tuple[str, str]:
             "Fig. 4a: the paper's R² of the loss-width line per law and regime (bars) and ours (markers; open where "
             "the setting differs from the paper's exp-17).",
         ),
-        [(cmp, "Per curve of ours: its R² against the paper's bar of the same law and regime.")],
+        [
+            (
+                r["records"]["fig4a"],
+                "Per curve of ours: its R² against the paper's bar of the same law and regime.",
+            )
+        ],
     )
     return part, line
 
 
-def _fig5a(r: dict, figures: Figures) -> tuple[str, str]:
+def _fig5a(r: dict, figures: Figures, summed: bool) -> tuple[str, str]:
     s, cells = r["summary"]["fig5a"], r["cells"]
-    cmp = compare_fig5a(cells, r["fig5a"])
+    cmp = r["tables"]["fig5a"]
     line = fig5a_line(cmp, s)
     bs = s["by_source"]
     part = _part(
@@ -143,20 +152,24 @@ def _fig5a(r: dict, figures: Figures) -> tuple[str, str]:
         "loss − loss by unlearned of ours against the paper's 10–90 % range at that γ.</p>",
         [line],
         figures.html(
-            plot_fig5a(r["fig5a"], cells),
+            plot_fig5a(r["fig5a"], cells, summed),
             "toy_fig5a_overlay",
             "Fig. 5a: the paper's circles as read (colour = γ) and ours (black-edged, seed means, loss and loss by "
             "unlearned features summed over the features), with the diagonal loss = loss by unlearned.",
         ),
-        [(cmp, "Per γ of the paper's grid: our cells' excess loss against the paper's.")],
+        [
+            (
+                r["records"]["fig5a"],
+                "Per γ of the paper's grid: our cells' median excess loss against the paper's.",
+            )
+        ],
     )
     return part, line
 
 
-def _fig6cd(r: dict, figures: Figures) -> tuple[str, list[str]]:
+def _fig6cd(r: dict, figures: Figures, summed: bool) -> tuple[str, list[str]]:
     sc, sd, cells = r["summary"]["fig6c"], r["summary"]["fig6d"], r["cells"]
-    cmp_c = compare_fig6cd(cells, r["fig6c"], "strong_represented_fraction")
-    cmp_d = compare_fig6cd(cells, r["fig6d"], "strong_mean_sq_overlap")
+    cmp_c, cmp_d = r["tables"]["fig6c"], r["tables"]["fig6d"]
     lines = [fig6cd_line(cmp_c, sc, "c"), fig6cd_line(cmp_d, sd, "d")]
     g = sd["guide"]
     part = _part(
@@ -172,15 +185,15 @@ def _fig6cd(r: dict, figures: Figures) -> tuple[str, list[str]]:
         "band at m = 10, that of the strongly represented rows falls inside it. Ours is the latter.</p>",
         lines,
         figures.html(
-            plot_fig6cd(r["fig6c"], r["fig6d"], cells),
+            plot_fig6cd(r["fig6c"], r["fig6d"], cells, summed),
             "toy_fig6cd_overlay",
             "Figs. 6c (left: strong representation fraction φ_1 against m, colour = α) and 6d (right: mean square "
             "overlap against m, the paper's band per m) with ours (filled, black edges) at our γ < 0 cells.",
         ),
         [
-            (cmp_c, "Fig. 6c, per cell: our φ_1 against the paper's."),
+            (r["records"]["fig6c"], "Fig. 6c, per cell: our φ_1 against the paper's."),
             (
-                cmp_d,
+                r["records"]["fig6d"],
                 "Fig. 6d, per cell: our mean square overlap of the strongly represented rows against the paper's.",
             ),
         ],
@@ -190,10 +203,19 @@ def _fig6cd(r: dict, figures: Figures) -> tuple[str, list[str]]:
 
 def _fig7(r: dict, figures: Figures, summed: bool) -> tuple[str, str]:
     s, cells = r["summary"]["fig7"], r["cells"]
-    cmp = compare_fig7(cells, r["fig7a"], r["fig7b"], summed=summed)
+    cmp = r["tables"]["fig7"]
     line = fig7_line(cmp, s, cells)
     a, b, inf = s["a"], s["b"], s["inferred"]
-    slopes = pd.DataFrame(s["slopes"])[["E", "s", "exponent", "stderr", "label", "line_exponent"]]
+    slopes = pd.DataFrame(s["slopes"])[["E", "s", "exponent", "stderr", "label", "line_exponent"]].rename(
+        columns={
+            "E": "Activation density E",
+            "s": "Density s",
+            "exponent": "α_m of the points",
+            "stderr": "OLS error",
+            "label": "Printed label",
+            "line_exponent": "Slope of the drawn line",
+        }
+    )
     part = _part(
         "<h3>Activation density against the paper's Fig. 7</h3><p>Fig. 7 read off the vector PDF: panel a "
         f"{a['found']} of {a['expected']} circles (loss against E, γ through the colour bar, within "
@@ -217,21 +239,35 @@ def _fig7(r: dict, figures: Figures, summed: bool) -> tuple[str, str]:
                 "Fig. 7b per density: α_m fitted to the paper's six points (± SE), the printed label, and the slope "
                 "of the drawn line.",
             ),
-            (cmp, "Per point or density: ours against the paper's."),
+            (r["records"]["fig7"], "Per point or density: ours against the paper's."),
         ],
     )
     return part, line
 
 
-def regimes_html(r: dict, figures: Figures, summed: bool = False) -> tuple[str, list[str]]:
+def regimes_html(r: dict, figures: Figures, summed: bool) -> tuple[str, list[str]]:
     """The overlays of Figs. 3, 4a, 5a, 6c/6d and 7 and their one-line summaries; ``summed``: our final_loss is already
     summed over the features (``superposition.analysis.loss_summed_over_features``)."""
-    html3, line3 = _fig3(r, figures)
+    html3, line3 = _fig3(r, figures, summed)
     html4, line4 = _fig4a(r, figures)
-    html5, line5 = _fig5a(r, figures)
-    html6, lines6 = _fig6cd(r, figures)
+    html5, line5 = _fig5a(r, figures, summed)
+    html6, lines6 = _fig6cd(r, figures, summed)
     html7, line7 = _fig7(r, figures, summed)
     return "\n".join([html3, html4, html5, html6, html7]), [line3, line4, line5, *lines6, line7]
+
+
+def with_comparisons(r: dict, summed: bool) -> dict:
+    """``r`` (``load``) with each figure's per-cell table and records (``r["tables"]``, ``r["records"]``)
+    as rule paperfigs_compare makes them, for the command line and the tests (the section reads the
+    rule's files)."""
+    from depthwidth.paperfigs.figures import COMPARE
+
+    r = {**r, "tables": {}, "records": {}}
+    inp = {**r, "regimes": r["summary"]}
+    for name in ("fig3", "fig4a", "fig5a", "fig6c", "fig6d", "fig7"):
+        table, _, recs = COMPARE[name](inp, summed)
+        r["tables"][name], r["records"][name] = table, pd.DataFrame([c.row() for c in recs])
+    return r
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -251,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     d = Path(a.results_dir)
     tables = {name: str(d / Path(path).name) for name, path in REGIMES_TABLES.items()}
-    r = load(tables, str(d / Path(REGIMES_SUMMARY).name), a.cells_csv)
+    r = with_comparisons(load(tables, str(d / Path(REGIMES_SUMMARY).name), a.cells_csv), a.loss_summed)
     with tempfile.TemporaryDirectory() as tmp:
         _, lines = regimes_html(r, Figures(tmp), a.loss_summed)
     print("\n".join(lines))

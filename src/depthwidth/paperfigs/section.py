@@ -15,18 +15,19 @@ import pandas as pd
 
 from depthwidth.integrity import read_json, read_table
 from depthwidth.paperfigs.concordance import CONCORDANCE
-from depthwidth.paperfigs.fig1 import RTOL, compare_losses, compare_slopes, losses_line
-from depthwidth.paperfigs.fig6 import GAMMA_GRID
+from depthwidth.paperfigs.fig1 import RTOL, losses_line
+from depthwidth.paperfigs.outputs import COMPARED
 from depthwidth.paperfigs.regimes import load as load_regimes
 from depthwidth.paperfigs.regimes import regimes_html
-from depthwidth.paperfigs.toy import compare_exponents, compare_points, points_line, summary_line
-from depthwidth.papers import ALPHA_M_LLM
-from depthwidth.sections import Figures, agree_within, headline_row, table_html, write_section
+from depthwidth.paperfigs.toy import points_line, summary_line
+from depthwidth.sections import Figures, comparisons_html, table_html, write_section
+from depthwidth.verdicts import read_comparisons
 
 TITLE = "The superposition paper's figures, read off its vector PDFs"
+# The families in four distinct colours of the report's one palette (seaborn's colour-blind set, whose C1 and
+# C3 are two oranges; the paper's own figure uses matplotlib's C0–C3)
+FAMILY_COLORS = {"opt": "C0", "Qwen": "C1", "gpt2": "C2", "pythia": "C4"}
 SOURCE = "paperfigs"
-# The paper draws the overlap line with slope 1.0 and states no error; a slope within this of 1 agrees.
-SLOPE_TOLERANCE = 0.1
 
 
 def _fig_toy(cmp: pd.DataFrame, fig4b: pd.DataFrame, fig6e: pd.DataFrame):
@@ -52,7 +53,7 @@ def _fig_toy(cmp: pd.DataFrame, fig4b: pd.DataFrame, fig6e: pd.DataFrame):
         ax.errorbar(
             o["alpha"],
             o["ours"],
-            yerr=2 * o["ours_se"],
+            yerr=2 * o["ours_err"].fillna(0),
             fmt="s",
             color=col,
             mec="k",
@@ -60,14 +61,14 @@ def _fig_toy(cmp: pd.DataFrame, fig4b: pd.DataFrame, fig6e: pd.DataFrame):
             label=f"ours, γ = {', '.join(f'{v:g}' for v in sorted(o['gamma'].unique()))}",
         )
     ax.set_xlabel("data exponent α")
-    ax.set_ylabel("model exponent α_m")
+    ax.set_ylabel(r"model exponent $\alpha_m$")
     ax.legend(fontsize=7)
     return fig
 
 
 def _fig_overlap(df: pd.DataFrame, fits: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(5.2, 4))
-    colors = {"opt": "C0", "Qwen": "C1", "gpt2": "C2", "pythia": "C3"}
+    colors = FAMILY_COLORS
     for fam, g in df.groupby("family"):
         ax.scatter(1 / g["m"], g["mean_sq_overlap"], color=colors.get(fam, "k"), label=fam, s=30, zorder=3)
     row = fits[fits["subset"] == "all"].iloc[0]
@@ -76,7 +77,7 @@ def _fig_overlap(df: pd.DataFrame, fits: pd.DataFrame):
     ax.plot(x, np.exp(logc) * x ** row["slope"], "k--", label=f"fit: slope {row['slope']:.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("1/m")
+    ax.set_xlabel(r"$1/m$")
     ax.set_ylabel("mean square overlap (read off Fig. 8a)")
     ax.legend(fontsize=8)
     return fig
@@ -116,14 +117,14 @@ def toy_html(toy: dict | None, figures: Figures) -> tuple[str, list[str]]:
                 _fig_toy(cmp, toy["fig4b"], toy["fig6e"]),
                 "toy_alpha_m_overlay",
                 "α_m against α: the paper's Fig. 4b rows (lines) and Fig. 6e points (circles with their error bars) at the γ of "
-                "our cells, and ours (squares, ± 2 SE).",
+                "our cells, and ours (squares, ± 2 bootstrap standard deviations over seeds).",
             )
         )
         parts.append(
-            table_html(
-                cmp,
-                "Per cell: ours against the paper; agree: |ours − Fig. 4b| ≤ tolerance = 2·sqrt(se² + σ²), σ the Fig. 6e "
-                "error bar where drawn, else its median, plus the decoding error.",
+            comparisons_html(
+                toy["records"]["fig4b"],
+                "Per cell: ours (bootstrap over seeds) against the paper's Fig. 4b value; the paper's σ is the Fig. 6e "
+                "error bar where drawn, else its median, plus the heat map's decoding error; test |Δ| ≤ 2·√(σ² + σ_paper²).",
             )
         )
     return "\n".join(parts), lines
@@ -145,10 +146,10 @@ def fig5b_html(toy: dict, figures: Figures) -> tuple[str, str]:
     if len(cmp):
         parts.append(figures.html(_fig_5b(cmp, toy["fig5b"]), "toy_fig5b_overlay", _FIG5B_CAPTION))
         parts.append(
-            table_html(
-                cmp,
-                "Per cell: ours against Fig. 5b's point at the nearest γ of the paper's grid; agree: "
-                "|ours − paper| ≤ tolerance = 2·sqrt(se² + σ²), σ the point's error bar.",
+            comparisons_html(
+                toy["records"]["fig5b"],
+                "Per cell: ours (bootstrap over seeds) against Fig. 5b's point at the nearest γ of the paper's grid, "
+                "σ_paper its error bar.",
             )
         )
     return "\n".join(parts), line
@@ -172,22 +173,45 @@ def fig1_html(toy: dict, figures: Figures) -> tuple[str, list[str]]:
     ]
     if len(sl.dropna(subset=["our_slope"])) or len(cmp):
         parts.append(figures.html(_fig_1(f1, toy["ours_1"], sl), "toy_fig1_overlay", _FIG1_CAPTION))
-    parts.append(
-        table_html(
-            sl,
-            "Per series: log-log slope of loss on m, the paper's points (all m; m ≥ the paper's "
-            "fit range) against ours (every width we ran of the matched law and regime) and the theory.",
-        )
-    )
-    if len(cmp):
+    if "our_slope" in sl:
         parts.append(
             table_html(
-                cmp,
-                f"Per point: ours against Fig. 1's value at the same m; agree: |ours − paper| ≤ "
-                f"{RTOL:.0%} of the paper's value + 2 SE.",
+                sl[
+                    [
+                        "panel",
+                        "series",
+                        "slope_all",
+                        "slope_fit_range",
+                        "theory",
+                        "our_alpha",
+                        "our_gamma",
+                        "our_slope",
+                    ]
+                ].rename(columns=_SLOPE_HEADERS),
+                "Per series: log-log slope of loss on m, the paper's points (all m; m ≥ the paper's "
+                "fit range) against ours (every width we ran of the matched law and regime) and the theory.",
             )
         )
+    parts.append(
+        comparisons_html(
+            toy["records"]["fig1"],
+            f"Per point: ours against Fig. 1's value at the same m; test |ours − paper| ≤ {RTOL:.0%} of the "
+            "paper's value + 2 SE of ours.",
+        )
+    )
     return "\n".join(parts), lines
+
+
+_SLOPE_HEADERS = {
+    "panel": "Panel",
+    "series": "Law",
+    "slope_all": "Paper slope, all m",
+    "slope_fit_range": "Paper slope, fit range",
+    "theory": "Theory",
+    "our_alpha": "Our α",
+    "our_gamma": "Our γ",
+    "our_slope": "Our slope",
+}
 
 
 _FIG1_CAPTION = (
@@ -228,7 +252,7 @@ def _fig_1(f1: pd.DataFrame, ours: pd.DataFrame, sl: pd.DataFrame):
 
 _FIG5B_CAPTION = (
     "The weak regime: the paper's Fig. 5b points (circles with their error bars, colour by γ) and the line "
-    "α − 1, with ours (squares, ± 2 SE) at the cells we ran."
+    "α − 1, with ours (squares, ± 2 bootstrap standard deviations over seeds) at the cells we ran."
 )
 
 
@@ -249,7 +273,7 @@ def _fig_5b(cmp: pd.DataFrame, f5: pd.DataFrame):
     ax.errorbar(
         cmp["alpha"],
         cmp["ours"],
-        yerr=2 * cmp["ours_se"],
+        yerr=2 * cmp["ours_err"].fillna(0),
         fmt="s",
         color="k",
         mfc="none",
@@ -257,75 +281,91 @@ def _fig_5b(cmp: pd.DataFrame, f5: pd.DataFrame):
         label=f"ours, γ = {', '.join(f'{v:g}' for v in sorted(cmp['gamma'].unique()))}",
     )
     ax.set_xlabel("data exponent α")
-    ax.set_ylabel("model exponent α_m")
+    ax.set_ylabel(r"model exponent $\alpha_m$")
     ax.legend(fontsize=7)
     return fig
 
 
-def alpha_row(b: dict, nb: dict) -> dict:
-    """The headline row α_m on the paper's Fig. 8b points."""
-    quantity = "LLM loss vs width, α_m (paper's Fig. 8b points)"
-    if not b.get("summary"):
-        return headline_row(
-            quantity, ALPHA_M_LLM.text, "not read", None, None, SOURCE, "Fig. 8b not read in this run"
-        )
-    s, fits = b["summary"], b["fits"]
-    a = fits[fits["subset"] == "all"].iloc[0]
-    rr = s["notebook_rerun"]
-    st = s["stationarity"]
-    return headline_row(
-        quantity,
-        ALPHA_M_LLM.text,
-        float(a["alpha"]),
-        float(a["alpha_se"]),
-        agree_within(float(a["alpha"]), float(a["alpha_se"]), ALPHA_M_LLM.value, ALPHA_M_LLM.err),
-        SOURCE,
-        f"{s['read']['found']} of {s['read']['expected']} points read off the figure (drawing-model fit), losses = "
-        f"read + the notebook's B_g; converged least squares; bootstrap over models 95 %: [{a['boot_lo']:.2f}, "
-        f"{a['boot_hi']:.2f}]; the notebook's own procedure on these points: α = {rr['alpha']:.4f}, A = {rr['A']:.1f} "
-        f"(printed: {nb['alpha']}, {nb['A']}); {st['groups_within_0.01']} of {st['n_groups']} group means within 0.01 "
-        "of the printed law",
-    )
-
-
-def fig8b_html(b: dict, figures: Figures) -> str:
+def fig8b_html(b: dict, figures: Figures, records: pd.DataFrame | None) -> str:
     s, fits, pts = b["summary"], b["fits"], b["points"]
     r, rr, st = s["read"], s["notebook_rerun"], s["stationarity"]
+    left = s.get("left_out", [])
+    left_txt = " ".join(
+        f"{html.escape(x['model'])} on {html.escape(x['dataset'])} (m = {x['m']}) is not plotted: its model part at the "
+        f"notebook's fit is {x['implied']:.4f} (implied by the other points of its group, whose residuals the fitted "
+        "offset B_g sums to 0), which a log axis cannot draw; it is left out of the fits below, and the sensitivity "
+        "row puts it back at that value."
+        for x in left
+    )
+    parts = s.get("err_slope_parts", {})
+    err_txt = (
+        f" The paper's ± {parts['printed']:.3f} is the notebook's formula √(Σ (log(L − B_g) − log(A/m^α))² / Σ (log m − "
+        f"mean)² / (N − 3)) with the NaN log of that point set to 0 (nan_to_num): recomputed on our points it is "
+        f"{parts['err_slope']:.4f}, {100 * parts['nan_share']:.0f} % of its sum of squares is that one term, and without "
+        f"it the formula gives {parts['err_slope_without_nan']:.3f}. Each model enters four times (one per dataset), so "
+        "the error of α_m is the bootstrap over the 27 models."
+        if parts.get("n_nan_terms")
+        else ""
+    )
     text = (
-        "<h3>Fig. 8b: the width law on the paper's own points</h3><p>The 108 markers of Fig. 8b are drawn at alpha "
+        "<h3>Fig. 8b: the width law on the paper's own points</h3><p>The markers of Fig. 8b are drawn at alpha "
         "0.3 and were flattened by the illustration program (fragments in blended colours and two raster patches), "
         "so they are read by fitting a drawing model: each marker's x, shape, colour, opacity, size and painting "
         "order are known, its y is chosen to best reproduce the rasterised figure "
         f"({r['px_per_pt']} px/pt, one pixel = {r['decades_per_pixel']:.4f} decades; {r['sweeps']} sweeps, "
         f"{r['swaps']} swaps; RMS pixel colour error {r['pixel_rms']:.3f}, {100 * r['pixel_frac_off']:.1f} % of pixels off "
         f"by more than 0.05). Tick residuals: x {r['x_axis']['residual_pt']:.1e} pt, y {r['y_axis']['residual_pt']:.1e} pt. "
+        f"{r.get('plotted', r['found'])} of the {r['expected']} points are plotted. {left_txt} "
         f"Check against the printed fit: a converged fit leaves every group's mean residual at 0; with the printed "
         f"α and A, {st['groups_within_0.01']} of {st['n_groups']} groups have |mean| ≤ 0.01. The notebook's procedure "
-        f"(Adam, 20,000 steps) rerun on these points gives α = {rr['alpha']:.4f}, A = {rr['A']:.1f}, loss "
+        f"(Adam, 20,000 steps) rerun on the plotted points gives α = {rr['alpha']:.4f}, A = {rr['A']:.1f}, loss "
         f"{rr['final_loss']:.5f} (printed: α = {s['printed']['alpha']}, A = {s['printed']['A']}, loss "
-        f"{s['printed']['final_loss']:.5f}).</p>"
+        f"{s['printed']['final_loss']:.5f}).{err_txt}</p>"
     )
+    shown = pts[pts["plotted"]] if "plotted" in pts else pts
     return "\n".join(
         [
             text,
             figures.html(
-                _fig_loss(pts, fits, s["printed"]),
+                _fig_loss(shown, fits, s["printed"]),
                 "fig8b_width_law",
-                "Fig. 8b's points as read (model part L − B_g against m, colour = family, marker = dataset) and "
-                "the converged fit of L = A/m^α + B_g on them (dashed), with the paper's printed law (dotted).",
+                "Fig. 8b's plotted points as read: model part L − B_g against the width m; colour = model family "
+                "(OPT, Qwen2.5, GPT-2, Pythia), marker = dataset (circle WikiText, square C4, triangle down the Pile, "
+                "triangle up BookCorpus), as in the paper. Dashed: the converged fit of L = A/m^α + B_g on them "
+                "(± the bootstrap over models); dotted: the notebook's printed law.",
             ),
+            comparisons_html(records, "Fig. 8b: our α_m on the paper's points against its printed value."),
             table_html(
-                fits,
-                "L = A/m^α + B_g refitted (lmfit least squares, standard errors from the covariance): all "
-                "points with a percentile 95 % bootstrap over models, per family, leaving one family out.",
+                fits.rename(columns=_LAW_HEADERS)[[c for c in _LAW_HEADERS.values() if c in fits.rename(columns=_LAW_HEADERS)]],
+                "L = A/m^α + B_g refitted (lmfit least squares) on the plotted points: all of them (the bootstrap "
+                "over the 27 models: sd and percentile 95 % interval), per family, leaving one family out, and the "
+                "sensitivity fit with the left-out point at its implied value. The covariance error treats the rows "
+                "as independent; the bootstrap is the error to read.",
             ),
         ]
-    )
+    )  # fmt: skip
+
+
+_LAW_HEADERS = {
+    "subset": "Points",
+    "n_points": "Number",
+    "n_models": "Models",
+    "alpha": "α_m",
+    "alpha_se": "Covariance error",
+    "boot_sd": "Bootstrap sd",
+    "boot_lo": "Bootstrap 2.5 %",
+    "boot_hi": "Bootstrap 97.5 %",
+    "A": "A",
+}
+_FAMILY_LABEL = {"opt": "OPT", "Qwen": "Qwen2.5", "gpt2": "GPT-2", "pythia": "Pythia"}
+_DATASET_LABEL = {"wikitext": "WikiText", "c4": "C4", "pile": "the Pile", "bookcorpus": "BookCorpus"}
 
 
 def _fig_loss(pts: pd.DataFrame, fits: pd.DataFrame, printed: dict):
-    fig, ax = plt.subplots(figsize=(5.2, 4))
-    colors = {"opt": "C0", "Qwen": "C1", "gpt2": "C2", "pythia": "C3"}
+    from matplotlib.lines import Line2D
+
+    fig, ax = plt.subplots(figsize=(5.6, 4.2))
+    colors = FAMILY_COLORS
     marker = {"wikitext": "o", "c4": "s", "pile": "v", "bookcorpus": "^"}
     for (fam, ds), g in pts.groupby(["family", "dataset"]):
         ax.scatter(
@@ -333,13 +373,24 @@ def _fig_loss(pts: pd.DataFrame, fits: pd.DataFrame, printed: dict):
         )
     a = fits[fits["subset"] == "all"].iloc[0]
     m = np.geomspace(500, 1e4, 50)
-    ax.plot(m, a["A"] / m ** a["alpha"], "k--", label=f"refit α = {a['alpha']:.3f} ± {a['alpha_se']:.3f}")
-    ax.plot(m, printed["A"] / m ** printed["alpha"], "k:", label=f"the notebook's α = {printed['alpha']}")
+    err = a["boot_sd"] if "boot_sd" in a and np.isfinite(a["boot_sd"]) else np.nan
+    lab = f"refit $\\alpha_m$ = {a['alpha']:.3f}" + (f" ± {err:.3f} (bootstrap)" if np.isfinite(err) else "")
+    h = [
+        ax.plot(m, a["A"] / m ** a["alpha"], "k--", label=lab)[0],
+        ax.plot(
+            m,
+            printed["A"] / m ** printed["alpha"],
+            "k:",
+            label=f"the notebook's $\\alpha$ = {printed['alpha']}",
+        )[0],
+    ]
+    h += [Line2D([], [], color=colors[f], marker="o", ls="", label=_FAMILY_LABEL[f]) for f in colors]
+    h += [Line2D([], [], color="0.4", marker=marker[d], ls="", label=_DATASET_LABEL[d]) for d in marker]
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("m")
-    ax.set_ylabel("L − B_g (read off Fig. 8b)")
-    ax.legend(fontsize=8)
+    ax.set_xlabel("width $m$")
+    ax.set_ylabel("$L - B_g$ (read off Fig. 8b)")
+    ax.legend(handles=h, fontsize=7, ncol=2, loc="upper right")
     return fig
 
 
@@ -348,15 +399,15 @@ def render(
     fits: pd.DataFrame,
     summary: dict,
     figures: Figures,
-    toy: dict | None = None,
-    fig8b: dict | None = None,
-    regimes: dict | None = None,
-    loss_summed: bool = False,
+    toy: dict | None,
+    fig8b: dict | None,
+    regimes: dict | None,
+    records: pd.DataFrame,
+    loss_summed: bool,
 ) -> tuple[str, list[dict]]:
     s8a, nb = summary["fig8a"], summary["notebook"]
     b = fig8b or {}
     s8b = b.get("summary")
-    all_ = fits[fits["subset"] == "all"].iloc[0]
     intro = (
         "<p>The paper's repository publishes its figures as vector PDFs. Fig. 8a (LM-head overlaps of 27 LLMs "
         "against 1/m) is read off the drawing: axes from the tick marks (the tick labels are glyph outlines, so "
@@ -368,7 +419,8 @@ def render(
         f"<p>The fit notebook's stored output (parsed, not typed in) gives α = {nb['alpha']}, A = {nb['A']} and "
         f"{len(nb['B'])} offsets B_g; its printed slope error is {nb['err_slope']:.4f}.</p>"
     )
-    parts8b = [fig8b_html(b, figures)] if s8b else []
+    by_fig = _by_figure(records)
+    parts8b = [fig8b_html(b, figures, by_fig.get("fig8b"))] if s8b else []
     body = "\n".join(
         [
             intro,
@@ -378,115 +430,120 @@ def render(
                 "Fig. 8a's points as read off the vector PDF (one circle per model, colour = family) and the OLS "
                 "fit of log overlap on log(1/m). The paper draws slope 1.",
             ),
+            comparisons_html(by_fig.get("fig8a"), "Fig. 8a: our slope against the paper's drawn line."),
             table_html(
-                fits,
+                fits.rename(columns=_FIT_HEADERS)[[c for c in _FIT_HEADERS.values() if c in fits.rename(columns=_FIT_HEADERS)]],
                 "Slope of log mean square overlap on log(1/m): OLS slope and its standard error; for all models "
                 "a percentile 95 % bootstrap over models; per family and leaving one family out.",
             ),
             table_html(
-                df[["family", "model", "m", "mean_sq_overlap", "how"]],
+                df[["family", "model", "m", "mean_sq_overlap", "how"]].rename(
+                    columns={"family": "Family", "model": "Model", "m": "Width m", "mean_sq_overlap": "Mean square overlap", "how": "How read"}
+                ),
                 "Fig. 8a points (a '|' names a pair of models of one width that the figure cannot tell apart).",
             ),
             *parts8b,
-            toy_html(toy, figures)[0],
+            toy_html(toy, figures)[0] if toy else "",
             regimes_html(regimes, figures, loss_summed)[0] if regimes else "",
             concordance_html(),
         ]
-    )
+    )  # fmt: skip
     rows = [
-        headline_row(
-            "LM-head overlaps ∝ 1/m (paper's Fig. 8a points)",
-            "slope 1 (drawn, no error)",
-            float(all_["slope"]),
-            float(all_["slope_se"]),
-            agree_within(float(all_["slope"]), float(all_["slope_se"]), 1.0, SLOPE_TOLERANCE),
-            SOURCE,
-            f"{int(all_['n_points'])} of 27 points read off the vector PDF, {int(all_['n_widths'])} widths; bootstrap over "
-            f"models 95 %: [{all_['boot_lo']:.2f}, {all_['boot_hi']:.2f}]",
-        ),
-        alpha_row(b, nb),
+        {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
+        for r in records[records["headline"]].to_dict("records")
     ]
     return body, rows
 
 
+_FIT_HEADERS = {
+    "subset": "Models",
+    "n_points": "Points",
+    "n_widths": "Widths",
+    "slope": "Slope",
+    "slope_se": "OLS error",
+    "boot_sd": "Bootstrap sd",
+    "boot_lo": "Bootstrap 2.5 %",
+    "boot_hi": "Bootstrap 97.5 %",
+}
+
+
+def _by_figure(records: pd.DataFrame) -> dict:
+    """The records of each figure (their keys start with the figure's name)."""
+    fig = records["key"].str.split("/", n=1).str[0]
+    return {name: records[fig == name] for name in COMPARED}
+
+
 def concordance_html() -> str:
-    df = pd.DataFrame(CONCORDANCE)
+    df = pd.DataFrame(CONCORDANCE).rename(columns=str.capitalize)
     return "<h3>Figure concordance</h3>" + table_html(
         df, "Every figure of both papers, our counterpart, its status and the command that makes it."
     )
 
 
-def fig1_tables(fig1_csv: str, cells_csv: str | None, loss_summed: bool) -> dict:
-    """Fig. 1's points, our cells against them (``compare_1``, ``slopes_1``) and our seed means per panel."""
+def fig1_ours(cells_csv: str | None, f1: pd.DataFrame, loss_summed: bool) -> pd.DataFrame:
+    """Our seed-mean losses at the laws and regimes Fig. 1 draws (for the overlay)."""
     from depthwidth.paperfigs.fig1 import _match, _ours
 
-    f1 = read_table(fig1_csv, "paperfigs_toy", ("panel", "series", "m", "loss"))
     cols = ("distribution", "alpha", "gamma", "n", "m", "seed", "final_loss")
-    if cells_csv:
-        cells = read_table(cells_csv, "superposition_tables", cols)
-    else:
-        cells = pd.DataFrame(columns=list(cols))
+    cells = (
+        read_table(cells_csv, "superposition_tables", cols) if cells_csv else pd.DataFrame(columns=list(cols))
+    )
     ours = _ours(cells, loss_summed)
     shown = []
     for (panel, _), g in f1[f1["series"] != "llm"].groupby(["panel", "series"]):
         shown.append(_match(ours, g.iloc[0]).assign(panel=panel))
-    shown = pd.concat(shown).drop_duplicates() if shown else ours.assign(panel=[])
-    return {
-        "fig1": f1,
-        "compare_1": compare_losses(cells, f1, loss_summed),
-        "slopes_1": compare_slopes(cells, f1),
-        "ours_1": shown,
-    }
+    return pd.concat(shown).drop_duplicates() if shown else ours.assign(panel=[])
+
+
+def _table(path: str, name: str) -> pd.DataFrame:
+    df = read_table(path, "paperfigs_compare")
+    return df.iloc[0:0] if list(df.columns) == ["none"] else df
 
 
 def paperfigs_section(
-    points_csv: str,
-    fits_csv: str,
-    summary_json: str,
-    fig4b_csv: str,
-    fig6e_csv: str,
-    toy_json: str,
-    exponents_csv: str | None,
-    fig8b_points_csv: str | None = None,
-    fig8b_fits_csv: str | None = None,
-    fig8b_json: str | None = None,
+    inputs: dict,
     *,
-    fig5b_csv: str,
-    fig1_csv: str | None = None,
-    cells_csv: str | None = None,
-    loss_summed: bool = False,
-    regimes_tables: dict | None = None,
-    regimes_json: str | None = None,
+    loss_summed: bool,
     html_path: str,
     headline_path: str,
     figures_dir: str,
 ) -> None:
-    """Rule paperfigs_section: the section HTML, its headline rows and its figures."""
-    df = read_table(points_csv, "paperfigs_fig8", ("family", "m", "mean_sq_overlap"))
-    fits = read_table(fits_csv, "paperfigs_fig8", ("subset", "slope", "slope_se"))
-    summary = read_json(summary_json, "paperfigs_fig8", ("fig8a", "notebook"))
-    f4 = read_table(fig4b_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m"))
-    f6 = read_table(fig6e_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m", "alpha_m_err"))
-    ts = read_json(toy_json, "paperfigs_toy", ("fig4b", "fig6e", "cross_check"))
-    if exponents_csv:
-        ours = read_table(exponents_csv, "superposition_tables", ("alpha", "gamma", "exponent", "stderr"))
-    else:
-        ours = pd.DataFrame(columns=["alpha", "gamma", "exponent", "stderr"])
-    f5 = read_table(fig5b_csv, "paperfigs_toy", ("gamma", "alpha", "alpha_m", "alpha_m_err"))
-    cmp = compare_exponents(ours, f4, f6, ts["cross_check"]["max_abs_diff"])
-    cmp5 = compare_points(ours, f5, GAMMA_GRID)
-    toy = {"summary": ts, "compare": cmp, "fig4b": f4, "fig6e": f6, "fig5b": f5, "compare_5b": cmp5}
-    if fig1_csv and "fig1" in ts:
-        toy.update(fig1_tables(fig1_csv, cells_csv, loss_summed))
-    fig8b = None
-    if fig8b_points_csv:
-        fig8b = {
-            "points": read_table(
-                fig8b_points_csv, "paperfigs_fig8b", ("family", "dataset", "m", "model_part", "loss")
-            ),
-            "fits": read_table(fig8b_fits_csv, "paperfigs_fig8b", ("subset", "alpha", "alpha_se")),
-            "summary": read_json(fig8b_json, "paperfigs_fig8b", ("read", "notebook_rerun", "stationarity")),
-        }
-    regimes = load_regimes(regimes_tables, regimes_json, cells_csv) if regimes_json else None
-    body, rows = render(df, fits, summary, Figures(figures_dir), toy, fig8b, regimes, loss_summed)
+    """Rule paperfigs_section: the section HTML, its headline rows (the records of comparisons.csv marked
+    headline) and its figures. ``inputs``: the rule's named inputs (``pipeline.section_inputs``)."""
+    df = read_table(inputs["points"], "paperfigs_fig8", ("family", "m", "mean_sq_overlap"))
+    fits = read_table(inputs["fits"], "paperfigs_fig8", ("subset", "slope", "slope_se"))
+    summary = read_json(inputs["summary"], "paperfigs_fig8", ("fig8a", "notebook"))
+    records = read_comparisons(inputs["comparisons"], "paperfigs_comparisons")
+    by_fig = _by_figure(records)
+    tables = {name: _table(inputs[f"table_{name}"], name) for name in COMPARED}
+    extras = {name: _table(inputs[f"extra_{name}"], name) for name in COMPARED}
+    ts = read_json(inputs["toy"], "paperfigs_toy", ("fig4b", "fig6e", "cross_check"))
+    toy = {
+        "summary": ts,
+        "compare": tables["fig4b"],
+        "fig4b": read_table(inputs["fig4b"], "paperfigs_toy", ("gamma", "alpha", "alpha_m")),
+        "fig6e": read_table(inputs["fig6e"], "paperfigs_toy", ("gamma", "alpha", "alpha_m", "alpha_m_err")),
+        "fig5b": read_table(inputs["fig5b"], "paperfigs_toy", ("gamma", "alpha", "alpha_m", "alpha_m_err")),
+        "compare_5b": tables["fig5b"],
+        "records": by_fig,
+    }
+    if "fig1" in ts:
+        f1 = read_table(inputs["fig1"], "paperfigs_toy", ("panel", "series", "m", "loss"))
+        toy.update(
+            {
+                "fig1": f1,
+                "compare_1": tables["fig1"],
+                "slopes_1": extras["fig1"],
+                "ours_1": fig1_ours(inputs.get("cells"), f1, loss_summed),
+            }
+        )
+    fig8b = {
+        "points": read_table(inputs["fig8b_points"], "paperfigs_fig8b", ("family", "dataset", "m", "model_part", "loss")),
+        "fits": read_table(inputs["fig8b_fits"], "paperfigs_fig8b", ("subset", "alpha", "alpha_se")),
+        "summary": read_json(inputs["fig8b_summary"], "paperfigs_fig8b", ("read", "notebook_rerun", "stationarity")),
+    }  # fmt: skip
+    regimes = load_regimes(inputs, inputs["regimes"], inputs.get("cells"))
+    regimes["tables"] = tables
+    regimes["records"] = by_fig
+    body, rows = render(df, fits, summary, Figures(figures_dir), toy, fig8b, regimes, records, loss_summed)
     write_section(html_path, headline_path, "paperfigs", TITLE, body, rows)

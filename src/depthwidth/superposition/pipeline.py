@@ -8,7 +8,7 @@ Cell files: ``results/superposition/cells/{dist}/n{n}/gamma{gamma}/m{m}/seed{see
 from __future__ import annotations
 
 
-from depthwidth.rules import Device, Keys, Rule, Speed
+from depthwidth.rules import Device, Key, Keys, Rule, Speed
 from depthwidth.superposition.grid import CELL_DIR, fmt_num, parse_distribution
 
 
@@ -120,5 +120,19 @@ RULES = {
         gpus=Device("superposition.device"),
     ),
     "superposition_tables": _ANALYSIS,
+    "superposition_compare": Rule(
+        params={"tolerance": Key("superposition.analysis.tolerance")}, mem_mb=1000, runtime=5
+    ),
     "superposition_section": _ANALYSIS,
 }
+
+
+def compare_inputs(config: dict) -> dict:
+    """Rule superposition_compare's inputs: exponents.csv, and where the paper-figures stage runs, its
+    records of our cells against the paper's drawn Figs. 4b/6e and 5b (files, not code: the stages stay
+    independent)."""
+    out = {"exponents": "results/superposition/exponents.csv"}
+    if "paperfigs" in config["stages"]:
+        out["fig4b"] = "results/paperfigs/fig4b/compare.csv"
+        out["fig5b"] = "results/paperfigs/fig5b/compare.csv"
+    return out

@@ -11,11 +11,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from depthwidth import papers
 from depthwidth.integrity import read_json, read_table
-from depthwidth.sections import Figures, agree_within, headline_row, table_html, write_section
+from depthwidth.sections import Figures, comparisons_html, table_html, write_section
+from depthwidth.verdicts import read_comparisons
 from depthwidth.superposition.grid import parse_cell_path
 from depthwidth.superposition.tables import (
     CELL_COLUMNS,
@@ -52,63 +53,36 @@ def _gamma_color(g: float, gammas: list[float]):
     return CMAP((g - min(gammas)) / max(max(gammas) - min(gammas), 1e-9))
 
 
-def _mean_with_err(vals, errs) -> tuple[float, float]:
-    """Mean of several exponents and its error: the larger of the propagated fit errors and the
-    scatter between them (standard error of the mean)."""
-    vals, errs = np.asarray(vals, float), np.asarray(errs, float)
-    ok = np.isfinite(vals)
-    vals, errs = vals[ok], errs[ok]
-    if vals.size == 0:
-        return float("nan"), float("nan")
-    mean = float(vals.mean())
-    prop = float(np.sqrt(np.nansum(errs**2)) / vals.size) if np.isfinite(errs).any() else float("nan")
-    sem = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else float("nan")
-    err = np.nanmax([prop, sem]) if np.isfinite([prop, sem]).any() else float("nan")
-    return mean, float(err)
-
-
 # ---------------------------------------------------------------------------------------------
-# Headline rows
+# Headline rows and the comparisons
 
 
-def headline(exps: pd.DataFrame, tolerance: float) -> list[dict]:
-    """The strong-regime mean exponent against the paper's 1, and each weak-regime exponent against α − 1."""
-    rows = []
-    pw = exps[exps.alpha.notna()]
-    if pw.empty:
-        return rows
-    g_min, g_max = pw.gamma.min(), pw.gamma.max()
-    strong = pw[pw.gamma == g_min]
-    if g_min < 0 and len(strong):
-        v, e = _mean_with_err(strong.exponent, strong.stderr)
-        rows.append(
-            headline_row(
-                f"superposition toy: width exponent α_m, strong superposition (γ = {g_min:g}, mean over "
-                f"{len(strong)} α)",
-                "≈ 1, independent of α",
-                v,
-                e,
-                agree_within(v, e, papers.ALPHA_M_STRONG.value, tolerance),
-                SOURCE,
-                f"loss ∝ m^-α_m fitted over m = {strong.m_min.min():g}–{strong.m_max.max():g}; agreement allows "
-                f"±{tolerance:g} for finite n and steps",
+def headline(records: pd.DataFrame) -> list[dict]:
+    """The records of comparisons.csv marked for the headline, as dicts (rule superposition_compare made
+    them; nothing is compared here)."""
+    if records.empty:
+        return []
+    return [
+        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        for r in records[records["headline"]].to_dict("records")
+    ]
+
+
+def comparisons_part(records: pd.DataFrame) -> str:
+    """The comparisons with the paper, one table per regime."""
+    if records.empty:
+        return ""
+    parts = ["<h3>Our exponents against the paper</h3>"]
+    for claim, g in records.groupby("claim", sort=False):
+        parts.append(
+            comparisons_html(
+                g,
+                f"{claim}: per α, against the value the paper states and the value it draws at that cell "
+                "(the paper-figures comparison of the same cell, copied). Our error: the bootstrap over "
+                "seeds (resampled whole), or the OLS error where within 1.25× of it.",
             )
         )
-    weak = pw[(pw.gamma == g_max) & (pw.alpha > 1)]
-    if g_max > 0:
-        for _, r in weak.sort_values("alpha").iterrows():
-            rows.append(
-                headline_row(
-                    f"superposition toy: width exponent α_m, weak superposition (γ = {g_max:g}, α = {r.alpha:g})",
-                    f"α − 1 = {r.alpha - 1:g}",
-                    float(r.exponent),
-                    float(r.stderr),
-                    agree_within(float(r.exponent), float(r.stderr), r.alpha - 1, tolerance),
-                    SOURCE,
-                    f"fit over m = {r.m_min:g}–{r.m_max:g}, {int(r.n_points)} points",
-                )
-            )
-    return rows
+    return "\n".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,22 +112,26 @@ def intro_html(cells: pd.DataFrame, infos: list[dict], analysis: dict) -> str:
 
 def tables_html(cells: pd.DataFrame, exps: pd.DataFrame, analysis: dict) -> str:
     """The exponents table, the ETF table of strong superposition, and where the full tables are."""
-    show_cols = [
-        "distribution",
-        "gamma",
-        "regime",
-        "exponent",
-        "stderr",
-        "theory",
-        "m_min",
-        "m_max",
-        "mean_represented_fraction",
-    ]
+    show = {
+        "distribution": "Frequency law",
+        "gamma": "γ",
+        "regime": "Regime",
+        "exponent": "α_m",
+        "boot_sd": "Bootstrap sd (seeds)",
+        "wboot_sd": "Bootstrap sd (widths)",
+        "stderr": "OLS error",
+        "lof_p": "Lack of fit p",
+        "theory": "Theory",
+        "mean_represented_fraction": "Represented fraction",
+    }
     parts = [
         table_html(
-            exps[show_cols],
-            "exponents.csv: loss-vs-width fits per (law, γ), with the theory "
-            "value (1 for γ < 0; α − 1 for γ > 0 and a power law; blank otherwise).",
+            exps[[c for c in show if c in exps]].rename(columns=show),
+            "exponents.csv: loss-vs-width fits per (law, γ), seeds pooled, over the widths of each fit: the "
+            "exponent, its bootstraps over seeds and over widths (the comparisons state the larger), the OLS "
+            "error of the pooled line, the lack-of-fit F-test of "
+            "that line against the width means, and the theory value (1 for γ < 0; α − 1 for γ > 0 and a "
+            "power law; blank otherwise).",
         )
     ]
     etf = (
@@ -169,12 +147,23 @@ def tables_html(cells: pd.DataFrame, exps: pd.DataFrame, analysis: dict) -> str:
     )
     if len(etf):
         etf["mean_sq_overlap_times_m"] *= etf.m
+        etf = etf.rename(
+            columns={
+                "distribution": "Frequency law",
+                "gamma": "γ",
+                "m": "Width m",
+                "k": "Top k features",
+                "coherence_ratio": "Coherence / Welch bound",
+                "frame_ratio": "Frame ratio",
+                "mean_sq_overlap_times_m": "Mean square overlap × m",
+            }
+        )
         parts.append(
             table_html(
                 etf,
                 "ETF closeness in strong superposition: for the top k = "
-                f"{analysis['etf_factor']:g}·m features, coherence_ratio = max |Ŵ_i·Ŵ_j| over the "
-                "Welch bound (1 for an equiangular tight frame) and frame_ratio = mean squared "
+                f"{analysis['etf_factor']:g}·m features, the coherence = max |Ŵ_i·Ŵ_j| over the "
+                "Welch bound (1 for an equiangular tight frame) and the frame ratio = mean squared "
                 "overlap over its tight-frame value (1 for any tight frame); last column: mean "
                 "squared overlap of all represented features × m (1 for random directions).",
             )
@@ -252,7 +241,7 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
         ax.errorbar(
             s.alpha - 1,
             s.exponent,
-            yerr=s.stderr.fillna(0),
+            yerr=(s.boot_sd if "boot_sd" in s else s.stderr).fillna(0),
             fmt="o-",
             color=_gamma_color(g, gammas),
             ms=4,
@@ -260,16 +249,16 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
             label=f"γ = {g:g}",
         )
     a = np.linspace(min(0, (pw.alpha - 1).min()), max(1.2, (pw.alpha - 1).max()), 50)
-    ax.plot(a, a, "k--", lw=1, label="weak theory α_m = α − 1")
-    ax.axhline(papers.ALPHA_M_STRONG.value, color="k", ls=":", lw=1, label="strong theory α_m = 1")
-    ax.set_xlabel("α − 1 (frequency law p_i ∝ i^-α)")
-    ax.set_ylabel("width exponent α_m (loss ∝ m^-α_m)")
+    ax.plot(a, a, "k--", lw=1, label=r"weak theory $\alpha_m = \alpha - 1$")
+    ax.axhline(papers.ALPHA_M_STRONG.value, color="k", ls=":", lw=1, label=r"strong theory $\alpha_m = 1$")
+    ax.set_xlabel(r"$\alpha - 1$ (frequency law $p_i \propto i^{-\alpha}$)")
+    ax.set_ylabel(r"width exponent $\alpha_m$ (loss $\propto m^{-\alpha_m}$)")
     ax.legend(fontsize=7)
     return figs.html(
         fig,
         "exponent_vs_alpha",
         "The two regimes: fitted width exponent α_m against α − 1 (error "
-        "bars: one standard error of the fit). Weak superposition follows the dashed line α − 1, "
+        "bars: one standard deviation of the bootstrap over seeds). Weak superposition follows the dashed line α − 1, "
         "strong superposition stays near 1 (dotted).",
     )
 
@@ -290,7 +279,7 @@ def phase_figure(figs: Figures, pw: pd.DataFrame) -> str:
         linewidths=0.5,
         xticklabels=[f"{a:g}" for a in piv.columns],
         yticklabels=[f"{g:g}" for g in piv.index],
-        cbar_kws={"label": "α_m (dimensionless)"},
+        cbar_kws={"label": r"$\alpha_m$ (dimensionless)"},
         ax=ax,
     )
     ax.set_xlabel("α (frequency exponent)")
@@ -319,8 +308,8 @@ def geometry_figure(figs: Figures, cells: pd.DataFrame, analysis: dict) -> str:
         axes[1].loglog(s.m, s.ov, "o-", color=_gamma_color(g, gammas), ms=4, label=f"γ = {g:g}")
     mm = np.array(ms, float)
     axes[1].loglog(mm, 1 / mm, "k--", lw=1, label="1/m")
-    axes[0].set_ylabel(f"fraction of features with ‖W_i‖ > {analysis['norm_threshold']:g}")
-    axes[1].set_ylabel("mean squared overlap (Ŵ_i·Ŵ_j)²")
+    axes[0].set_ylabel(f"fraction of features with $\\|W_i\\|$ > {analysis['norm_threshold']:g}")
+    axes[1].set_ylabel(r"mean squared overlap $(\hat W_i \cdot \hat W_j)^2$")
     for ax in axes:
         _width_ticks(ax, ms)
         ax.set_xlabel("width m")
@@ -365,8 +354,9 @@ def curves_figure(figs: Figures, cells: pd.DataFrame, models: dict, analysis: di
     axes[1].legend([*handles, threshold], [*texts, "threshold"], fontsize=7)
     axes[0].set_xlabel("training step")
     axes[0].set_ylabel("training loss (MSE, block means)")
-    axes[1].set_xlabel("row norm ‖W_i‖")
+    axes[1].set_xlabel(r"row norm $\|W_i\|$")
     axes[1].set_ylabel("number of features")
+    axes[1].yaxis.set_major_locator(MaxNLocator(integer=True))  # a count
     axes[0].legend(fontsize=7)
     return figs.html(
         fig,
@@ -382,7 +372,13 @@ def curves_figure(figs: Figures, cells: pd.DataFrame, models: dict, analysis: di
 
 
 def render(
-    cells: pd.DataFrame, exps: pd.DataFrame, models: dict, infos: list[dict], analysis: dict, figs: Figures
+    cells: pd.DataFrame,
+    exps: pd.DataFrame,
+    models: dict,
+    infos: list[dict],
+    analysis: dict,
+    figs: Figures,
+    records: pd.DataFrame,
 ) -> tuple[str, list[dict]]:
     """Body HTML and headline rows. ``models`` maps (dist, gamma, m, seed) to {'W', 'b', 'loss_curve'}."""
     gammas = sorted(cells.gamma.unique())
@@ -395,9 +391,10 @@ def render(
     parts += [
         geometry_figure(figs, cells, analysis),
         curves_figure(figs, cells, models, analysis),
+        comparisons_part(records),
         tables_html(cells, exps, analysis),
     ]
-    return "\n".join(parts), headline(exps, float(analysis["tolerance"]))
+    return "\n".join(parts), headline(records)
 
 
 def extreme_models(cells: pd.DataFrame, model_paths: list[str]) -> dict:
@@ -417,6 +414,7 @@ def extreme_models(cells: pd.DataFrame, model_paths: list[str]) -> dict:
 
 
 def superposition_section(
+    comparisons_csv: str,
     cells_csv: str,
     exponents_csv: str,
     model_paths: list[str],
@@ -430,7 +428,8 @@ def superposition_section(
     cells = read_table(cells_csv, TABLES_RULE, CELL_COLUMNS)
     exps = read_table(exponents_csv, TABLES_RULE, EXPONENT_COLUMNS)
     infos = [read_json(p, TRAIN_RULE) for p in info_paths]
+    records = read_comparisons(comparisons_csv, "superposition_compare")
     body, rows = render(
-        cells, exps, extreme_models(cells, model_paths), infos, analysis, Figures(figures_dir)
+        cells, exps, extreme_models(cells, model_paths), infos, analysis, Figures(figures_dir), records
     )
     write_section(html_path, headline_path, "superposition", TITLE, body, rows)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from safetensors.numpy import load_file
 
-from depthwidth.laws.loglog import power_law_fit
+from depthwidth.laws.loglog import lack_of_fit, power_law_bootstrap, power_law_fit
 from depthwidth.superposition.analysis import cell_metrics, mean_sq_overlap, row_norms, theory_exponent
 from depthwidth.superposition.data import feature_probabilities
 from depthwidth.integrity import check_sealed, write_table
@@ -105,13 +105,23 @@ def min_fit_width(dist: str, analysis: dict) -> int:
 def exponents_table(cells_df: pd.DataFrame, analysis: dict) -> pd.DataFrame:
     """exponents.csv: one loss-vs-width fit per (distribution, gamma, n) over the widths in
     [fit_min_width, fit_max_width] (``fit_min_width_by_law`` overrides the lower end per law), seeds
-    pooled, with the theory line for comparison."""
+    pooled, with the theory line for comparison; its bootstrap over seeds (``analysis.n_boot`` resamples:
+    sd, percentile 95 % interval; ``boot_*``) and over widths (each width with all its seeds drawn
+    together, ``wboot_*``: it carries the line's lack of fit, which resampling seeds does not), the line
+    fitted to the width means (its OLS error) and the lack-of-fit F-test of the pooled line against the
+    width means (``lof_p``)."""
     hi = analysis["fit_max_width"] or np.inf
     rows = []
     for (dist, gamma, n), g in cells_df.groupby(["distribution", "gamma", "n"], sort=True):
         lo = min_fit_width(dist, analysis)
         sel = g[(g.m >= lo) & (g.m <= hi)]
         fit = power_law_fit(sel.m, sel.final_loss, drop_invalid=True)
+        boots = power_law_bootstrap(sel.m, sel.final_loss, sel.seed, int(analysis["n_boot"]), seed=0)
+        boots = boots[np.isfinite(boots)]
+        # over widths (each width with all its seeds): the error that carries the line's lack of fit
+        wboots = power_law_bootstrap(sel.m, sel.final_loss, sel.m, int(analysis["n_boot"]), seed=0)
+        wboots = wboots[np.isfinite(wboots)]
+        lof = lack_of_fit(sel.m, sel.final_loss)
         alpha = alpha_of(dist)
         rows.append(
             {
@@ -128,6 +138,20 @@ def exponents_table(cells_df: pd.DataFrame, analysis: dict) -> pd.DataFrame:
                 "theory": theory_exponent(alpha, gamma),
                 "regime": "strong" if gamma < 0 else ("weak" if gamma > 0 else "mixed"),
                 "mean_represented_fraction": float(sel.represented_fraction.mean()),
+                "n_seeds": int(sel.seed.nunique()),
+                "boot_sd": float(np.std(boots, ddof=1)) if len(boots) > 1 else np.nan,
+                "boot_lo": float(np.percentile(boots, 2.5)) if len(boots) else np.nan,
+                "boot_hi": float(np.percentile(boots, 97.5)) if len(boots) else np.nan,
+                "boot_resamples": int(len(boots)),
+                "n_widths": int(sel.m.nunique()),
+                "wboot_sd": float(np.std(wboots, ddof=1)) if len(wboots) > 1 else np.nan,
+                "wboot_lo": float(np.percentile(wboots, 2.5)) if len(wboots) else np.nan,
+                "wboot_hi": float(np.percentile(wboots, 97.5)) if len(wboots) else np.nan,
+                "wboot_resamples": int(len(wboots)),
+                "means_exponent": lof["means_exponent"],
+                "means_stderr": lof["means_stderr"],
+                "lof_F": lof["lof_F"],
+                "lof_p": lof["lof_p"],
             }
         )
     return pd.DataFrame(rows)
