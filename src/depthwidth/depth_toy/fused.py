@@ -359,20 +359,19 @@ class FusedStudents:
                     V[off : off + n] = st["exp_avg_sq"].reshape(-1)
                     step = int(st["step"])
                 off += n
-            step_t = torch.tensor(float(step))
             off = 0
             for p in params:
                 n = p.numel()
                 p.data = P[off : off + n].view(p.shape)
                 o.state[p] = {
-                    "step": step_t,
+                    "step": torch.tensor(float(step)),  # one per parameter, as torch's Adam keeps it
                     "exp_avg": M[off : off + n].view(p.shape),
                     "exp_avg_sq": V[off : off + n].view(p.shape),
                 }
                 off += n
             pg = o.param_groups[0]
             self.bufs.append(
-                {"P": P, "G": torch.zeros_like(P), "M": M, "V": V, "step": step, "step_t": step_t, "pg": pg}
+                {"P": P, "G": torch.zeros_like(P), "M": M, "V": V, "step": step, "params": params, "pg": pg}
             )
         self.ws = [
             torch.empty(max(self.k.workspace_size(depth=g.depth, batch=batch, width=width) for g in groups))
@@ -397,6 +396,7 @@ class FusedStudents:
         self.order = sorted(range(len(groups)), key=lambda i: -groups[i].depth)
 
     def close(self) -> None:
+        self.sync()
         if self.pool is not None:
             self.pool.shutdown()
 
@@ -456,9 +456,14 @@ class FusedStudents:
                 losses[gi] = self._student(gi, x, lrs[gi], slot)
 
             list(self.pool.map(run, self.order))
-        for b in self.bufs:
-            b["step_t"].fill_(float(b["step"]))
         return losses
+
+    def sync(self) -> None:
+        """Write each group's step count into its optimiser's state (the moments are views already): call
+        before saving the optimisers' state."""
+        for b, o in zip(self.bufs, self.opts):
+            for p in b["params"]:
+                o.state[p]["step"].fill_(float(b["step"]))
 
     def gemm_seconds(self) -> float:
         """Seconds spent in the dense products of the students so far (all threads summed)."""

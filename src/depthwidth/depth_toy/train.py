@@ -383,6 +383,8 @@ def train_students(
             and done % settings.checkpoint_every == 0
             and done < steps
         ):
+            if fast is not None:
+                fast.sync()
             # atomic, then sealed: a kill while writing leaves the previous checkpoint and its seal, or (killed
             # between the two) a checkpoint that fails its seal, which a rerun moves aside (starting at step 0)
             save_checkpoint(
