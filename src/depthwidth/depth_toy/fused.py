@@ -113,7 +113,7 @@ class Kernel:
         dll.student_workspace.restype = i64
         dll.student_workspace.argtypes = [i64] * 5
         dll.teacher_forward.restype = None
-        dll.teacher_forward.argtypes = [i64] * 5 + [p] * 4 + [i64] * 3 + [p, p]
+        dll.teacher_forward.argtypes = [i64] * 5 + [p] * 4 + [i64] * 3 + [p, p, p]
         dll.student_step.restype = d
         dll.student_step.argtypes = [i64] * 5 + [p] * 7 + [d] * 5 + [ctypes.c_int, p]
         self._dll = dll
@@ -124,10 +124,11 @@ class Kernel:
     def workspace_size(self, *, depth: int, batch: int, width: int) -> int:
         return int(self._dll.student_workspace(depth, batch, width, 4 * width, TILE))
 
-    def teacher_forward(self, *, depth, x, fc_w, fc_b, proj_w, tied: bool, out, ws) -> None:
+    def teacher_forward(self, *, depth, x, fc_w, fc_b, proj_w, tied: bool, out, ws, stats) -> None:
         """out (B, D) = the teacher's rmsnorm(h_L) for x (B, D) through ``depth`` blocks. fc_w (depth, D, H),
         fc_b (depth, H), proj_w (depth, H, D), or (tied) (1, D, H), (1, H), (1, H, D), block 0 used for
-        every block. ws: at least B·D + TILE·(D + 2H) floats."""
+        every block. ws: at least B·D + TILE·(D + 2H) floats; stats (1,) float64: seconds in the products
+        are added."""
         fn = "teacher_forward"
         B, D = x.shape
         H = 4 * D
@@ -142,9 +143,12 @@ class Kernel:
             raise KernelArgumentError(
                 f"depth_toy fused.{fn}: argument 'ws' holds {ws.shape[0]} floats, too few"
             )
+        _expect(fn, "stats", stats, _F64, (1,))
         strides = (0, 0, 0) if tied else (D * H, H, H * D)
         ptrs = [t.data_ptr() for t in (x, fc_w, fc_b, proj_w)]
-        self._dll.teacher_forward(depth, B, D, H, TILE, *ptrs, *strides, out.data_ptr(), ws.data_ptr())
+        self._dll.teacher_forward(
+            depth, B, D, H, TILE, *ptrs, *strides, out.data_ptr(), ws.data_ptr(), stats.data_ptr()
+        )
 
     def student_step(
         self, *, depth, x, target, P, G, M, V, ws, step_size, bc2_sqrt, beta1, beta2, eps, stats
@@ -306,6 +310,7 @@ def teacher_out(teacher, x: torch.Tensor) -> torch.Tensor:
         tied=teacher.kind == "tied",
         out=out,
         ws=ws,
+        stats=torch.zeros(1, dtype=_F64),
     )
     return out
 
@@ -388,6 +393,7 @@ class FusedStudents:
         per = -(-batch // (TILE * self.threads)) * TILE
         self.rows = [(a, min(a + per, batch)) for a in range(0, batch, per)]
         self.tws = [torch.empty(batch * width + TILE * (width + 2 * H)) for _ in self.rows]
+        self.tstats = [torch.zeros(1, dtype=_F64) for _ in self.rows]
         self.target = torch.empty(batch, width)
         self.pool = None
         if self.threads > 1:
@@ -411,6 +417,7 @@ class FusedStudents:
             tied=self.teacher.kind == "tied",
             out=self.target[a:b],
             ws=self.tws[i],
+            stats=self.tstats[i],
         )
 
     def _student(self, gi: int, x: torch.Tensor, lr: float, slot: int) -> float:
@@ -466,5 +473,5 @@ class FusedStudents:
                 o.state[p]["step"].fill_(float(b["step"]))
 
     def gemm_seconds(self) -> float:
-        """Seconds spent in the dense products of the students so far (all threads summed)."""
-        return float(sum(float(s[0]) for s in self.stats))
+        """Seconds spent in the dense products so far, the teacher's and the students' (all threads summed)."""
+        return float(sum(float(s[0]) for s in self.stats + self.tstats))

@@ -75,25 +75,26 @@ static void bias_relu_square(int64_t rows, int64_t H, const float *restrict a, c
 
 /* The teacher's output rmsnorm(h_L) (B x D) for inputs x (B x D). Block l's weights are at
    W1 + l * sW1, b1 + l * sb1, W2 + l * sW2 (strides 0 for a tied teacher: every block is block 0).
-   ws: h (B x D), n (tile x D), a and sq (tile x H each). */
+   ws: h (B x D), n (tile x D), a and sq (tile x H each). stats[0] += seconds in the products. */
 void teacher_forward(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, const float *restrict x,
                      const float *W1, const float *b1, const float *W2, int64_t sW1, int64_t sb1, int64_t sW2,
-                     float *restrict out, float *restrict ws)
+                     float *restrict out, float *restrict ws, double *restrict stats)
 {
     float *h = ws, *n = h + B * D, *a = n + tile * D, *sq = a + tile * H;
-    double unused = 0.0;
+    double gs = 0.0;
     rmsnorm_rows(B, D, x, h, 0);
     for (int64_t l = 0; l < L; l++) {
         const float *w1 = W1 + l * sW1, *bb = b1 + l * sb1, *w2 = W2 + l * sW2;
         for (int64_t r0 = 0; r0 < B; r0 += tile) {
             const int T = (int)(B - r0 < tile ? B - r0 : tile);
             rmsnorm_rows(T, D, h + r0 * D, n, 0);
-            mm('N', 'N', T, (int)H, (int)D, n, (int)D, w1, (int)H, 0.0f, a, (int)H, 0, &unused);
+            mm('N', 'N', T, (int)H, (int)D, n, (int)D, w1, (int)H, 0.0f, a, (int)H, 1, &gs);
             bias_relu_square(T, H, a, bb, 0, sq);
-            mm('N', 'N', T, (int)D, (int)H, sq, (int)H, w2, (int)D, 1.0f, h + r0 * D, (int)D, 0, &unused);
+            mm('N', 'N', T, (int)D, (int)H, sq, (int)H, w2, (int)D, 1.0f, h + r0 * D, (int)D, 1, &gs);
         }
     }
     rmsnorm_rows(B, D, h, out, 0);
+    stats[0] += gs;
 }
 
 /* Size in floats of student_step's workspace. */
