@@ -169,6 +169,7 @@ def _groups(depths, device):
 def torch_trainer_ms(teacher, depths, steps, batch, device) -> float:
     """train.py's step loop with the kernel off: one teacher forward, then each student group."""
     settings = TrainSettings(variant="mse", depths=depths, temperatures=[None], steps=steps, batch_size=batch)
+    teacher = teacher.to(device)
     groups, opts = _groups(depths, device)
     total = 0.0
     for i in range(steps + 1):

@@ -110,12 +110,12 @@ def local_exponents(curves: pd.DataFrame) -> pd.DataFrame:
 
 def convergence_test(curves: pd.DataFrame, window: float = WINDOW) -> pd.DataFrame:
     """Per (kind, variant, temperature): how much the test loss of each depth and the fitted α_ℓ still move
-    over the last ``window`` of training, from the first evaluation at or after (1 − window)·steps to the
-    last. Columns: kind, variant, temperature, steps, step_from, loss_change (the largest relative change
+    over the last ``window`` of training, from the last evaluation at or before (1 − window)·steps (where
+    evaluations are sparse this spans more than the window, which makes the test stricter) to the last. Columns: kind, variant, temperature, steps, step_from, loss_change (the largest relative change
     of any depth's replicate-mean test loss, (L_from − L_last) / L_last: positive while the loss falls),
     depth_moving (that depth), alpha_from, alpha_last, alpha_change (α_last − α_from), converged (both
-    within LOSS_TOL and ALPHA_TOL). A run with a single evaluation, or none inside the window besides the
-    last, cannot pass: it has nothing to compare (converged False, the changes NaN)."""
+    within LOSS_TOL and ALPHA_TOL). A run with a single evaluation cannot pass: it has nothing to compare
+    (converged False, the changes NaN)."""
     cols = [*_KEYS, "steps", "step_from", "loss_change", "depth_moving", "alpha_from", "alpha_last"]
     cols += ["alpha_change", "converged"]
     if curves.empty:
@@ -124,8 +124,10 @@ def convergence_test(curves: pd.DataFrame, window: float = WINDOW) -> pd.DataFra
     rows = []
     for key, g in mean.groupby(_KEYS, sort=True):
         last = int(g["step"].max())
-        inside = sorted(s for s in g["step"].unique() if s >= (1 - window) * last)
-        start = int(inside[0])
+        # the last evaluation at or before (1 − window)·steps (with sparse evaluations, a longer span:
+        # a stricter test), else the first after it
+        before = [s for s in g["step"].unique() if s <= (1 - window) * last]
+        start = int(max(before)) if before else int(min(g["step"].unique()))
         row = dict(zip(_KEYS, key), steps=last, step_from=start)
         if start == last:
             rows.append({**row, "loss_change": np.nan, "depth_moving": np.nan, "alpha_from": np.nan})
@@ -166,7 +168,7 @@ def convergence_verdict(
             f"no test-loss evaluations inside the last {pct:.0f} % of training to test convergence",
         )
     moved = (
-        f"over the last {pct:.0f} % of training (steps {test['step_from']}–{test['steps']}) the test loss of "
+        f"from step {test['step_from']} to {test['steps']} (the last {pct:.0f} % of training or more) the test loss of "
         f"depth {test['depth_moving']} changed by {100 * test['loss_change']:+.1f} % (limit ±{100 * LOSS_TOL:g} %) "
         f"and α_ℓ by {test['alpha_change']:+.2f} (limit ±{ALPHA_TOL:g})"
     )
