@@ -169,8 +169,8 @@ def convergence_verdict(
         )
     moved = (
         f"from step {test['step_from']} to {test['steps']} (the last {pct:.0f} % of training or more) the test loss of "
-        f"depth {test['depth_moving']} changed by {100 * test['loss_change']:+.1f} % (limit ±{100 * LOSS_TOL:g} %) "
-        f"and α_ℓ by {test['alpha_change']:+.2f} (limit ±{ALPHA_TOL:g})"
+        f"depth {test['depth_moving']} fell by {100 * test['loss_change']:+.1f} % of its last value "
+        f"(limit ±{100 * LOSS_TOL:g} %) and α_ℓ changed by {test['alpha_change']:+.2f} (limit ±{ALPHA_TOL:g})"
     )
     if not test["converged"]:
         return "still moving", moved
