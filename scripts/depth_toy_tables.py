@@ -14,4 +14,6 @@ depth_toy_tables(
     sm.output.angles,
     sm.output.trajectory,
     sm.output.teacher_angles,
+    sm.output.curves,
+    sm.output.convergence,
 )

@@ -154,6 +154,8 @@ ALLOWED_BETWEEN = {
     ("depthwidth.depth_toy.angles", "depthwidth.hidden_states.metrics"),
     # where a Hugging Face model keeps its block list, final norm and head (one table of model layouts)
     ("depthwidth.causal_tracing.trace", "depthwidth.hidden_states.metrics"),
+    # one per-machine build cache for the package's C kernels (the superposition and depth-toy trainers)
+    ("depthwidth.depth_toy.fused", "depthwidth.superposition.native"),
 }
 
 

@@ -143,6 +143,8 @@ def test_depth_toy_consumers_check_what_they_read(tmp_path, depth_toy_clean):
             tables["angles"],
             tables["trajectory"],
             tables["teacher_angles"],
+            tables["curves"],
+            tables["convergence"],
         )
 
     make_tables()

@@ -33,6 +33,8 @@ TABLES = {
     "angles": "results/depth_toy/angles.csv",
     "trajectory": "results/depth_toy/exponent_vs_step.csv",
     "teacher_angles": "results/depth_toy/teacher_angles.csv",
+    "curves": "results/depth_toy/test_curves.csv",
+    "convergence": "results/depth_toy/convergence.csv",
 }
 
 

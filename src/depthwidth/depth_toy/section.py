@@ -11,10 +11,17 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from depthwidth import papers  # noqa: E402
-from depthwidth.depth_toy.exponents import combined_exponent  # noqa: E402
-from depthwidth.depth_toy.tables import ANGLE_COLUMNS, RUN_COLUMNS, TABLES_RULE  # noqa: E402
+from depthwidth.depth_toy.exponents import (  # noqa: E402
+    ALPHA_TOL,
+    LOSS_TOL,
+    WINDOW,
+    combined_exponent,
+    convergence_verdict,
+    local_exponents,
+)
+from depthwidth.depth_toy.tables import ANGLE_COLUMNS, CURVE_COLUMNS, RUN_COLUMNS, TABLES_RULE  # noqa: E402
 from depthwidth.integrity import read_table  # noqa: E402
-from depthwidth.sections import Figures, agree_within, fmt_pm, headline_row, table_html, write_section  # noqa: E402
+from depthwidth.sections import Figures, fmt_pm, headline_row, table_html, write_section  # noqa: E402
 
 TITLE = "Depth toy: smooth vs random-walk teachers (Liu et al. 2026)"
 # colours of the report's palette (sections.THEME)
@@ -23,14 +30,17 @@ PAPER = {"independent": papers.ALPHA_L_TOY_INDEPENDENT, "tied": papers.ALPHA_L_T
 # The paper gives no error bars; we take 0.15 and 0.5 as its uncertainty, so "agree" means within
 # 2·sqrt(err² + tol²) of the paper's value.
 TOLERANCE = {"independent": 0.15, "tied": 0.5}
-# Steps of the paper's headline run (exp-9-6): its exponents are those of students trained this long; a
-# shorter run's students are still converging, so its exponents are shown but not compared.
-PAPER_STEPS = 80000
+# The paper's exponents are those of converged students: a run's exponent is compared with the paper's
+# only where it passes the convergence test (exponents.convergence_test: over the last 20 % of training
+# every depth's test loss moves by at most 5 % and α_ℓ by at most 0.1); otherwise its verdict is "still
+# moving" (exponents.convergence_verdict).
 # the columns the section reads from each table (checked with the row counts depth_toy_tables recorded)
 TABLE_COLUMNS = {
     "runs": tuple(RUN_COLUMNS),
     "exponents": ("kind", "variant", "temperature", "alpha", "alpha_se"),
     "angles": tuple(ANGLE_COLUMNS),
+    "curves": tuple(CURVE_COLUMNS),
+    "convergence": ("kind", "variant", "temperature", "steps", "step_from", "loss_change", "converged"),
 }
 
 
@@ -164,6 +174,81 @@ def _alpha_vs_step(traj: pd.DataFrame):
     return fig
 
 
+def _convergence_fig(curves: pd.DataFrame, local: pd.DataFrame, variant: str):
+    """Per teacher kind: every depth's test loss against training step (log axes), and the local exponent
+    between neighbouring depths against step; dotted: the start of the convergence test's window."""
+    sel = curves[curves["variant"] == variant]
+    kinds = [k for k in ("independent", "tied") if k in set(sel["kind"])]
+    fig, axes = plt.subplots(
+        2, len(kinds), figsize=(5.2 * len(kinds), 7), squeeze=False, layout="constrained"
+    )
+    for col, kind in enumerate(kinds):
+        k = sel[sel["kind"] == kind]
+        mean = k.groupby(["depth", "step"], as_index=False)["test_loss"].mean()
+        cmap = plt.get_cmap("viridis")
+        depths = sorted(mean["depth"].unique())
+        for i, d in enumerate(depths):
+            m = mean[mean["depth"] == d]
+            axes[0][col].plot(
+                m["step"], m["test_loss"], "-", color=cmap(i / max(len(depths) - 1, 1)), label=f"ℓ={d}"
+            )
+        loc = local[(local["kind"] == kind) & (local["variant"] == variant)]
+        for i, ((lo, hi), g) in enumerate(loc.groupby(["depth_lo", "depth_hi"])):
+            axes[1][col].plot(
+                g["step"],
+                g["alpha_local"],
+                "o-",
+                ms=3,
+                color=cmap(i / max(len(depths) - 2, 1)),
+                label=f"{lo}→{hi}",
+            )
+        axes[1][col].axhline(PAPER[kind].value, color="grey", ls=":", lw=1)
+        for ax in axes[:, col]:
+            ax.axvline((1 - WINDOW) * k["step"].max(), color="grey", ls="--", lw=0.8)
+            ax.set_xscale("log")
+            ax.set_xlabel("training step")
+            ax.legend(fontsize=7)
+        axes[0][col].set_yscale("log")
+        axes[0][col].set_title(f"{kind} teacher")
+    axes[0][0].set_ylabel("test loss")
+    axes[1][0].set_ylabel("local exponent −Δlog L / Δlog ℓ")
+    return fig
+
+
+def _convergence_parts(figs: Figures, curves: pd.DataFrame, conv: pd.DataFrame) -> list[str]:
+    if curves.empty or curves["step"].nunique() <= 1:
+        return []
+    local = local_exponents(curves)
+    parts = [
+        figs.html(
+            _convergence_fig(curves, local, variant),
+            f"convergence_{variant}",
+            f"Convergence, variant {variant}: top, each depth's test loss against training step (log axes; "
+            "the drop after the dashed line is the learning rate's decay, where the loss falls to its "
+            "noise floor); bottom, the local depth exponent between neighbouring depths against step "
+            "(dotted: the paper's converged α_ℓ). Dashed: the start of the last "
+            f"{100 * WINDOW:.0f} % of training, the convergence test's window.",
+        )
+        for variant in dict.fromkeys(curves["variant"])
+    ]
+    show = conv.copy()
+    show["test"] = np.where(show["converged"], "converged", "still moving")
+    show["loss_change_%"] = (100 * show["loss_change"]).round(1)
+    show["alpha_change"] = show["alpha_change"].round(3)
+    parts.append(
+        table_html(
+            show[
+                ["kind", "variant", "temperature", "step_from", "steps", "loss_change_%", "depth_moving"]
+                + ["alpha_change", "test"]
+            ],
+            f"Convergence test (results/depth_toy/convergence.csv): over the last {100 * WINDOW:.0f} % of "
+            "training, the largest relative change of any depth's test loss (positive: still falling; "
+            f"limit ±{100 * LOSS_TOL:g} %) and the change of α_ℓ (limit ±{ALPHA_TOL:g}).",
+        )
+    )
+    return parts
+
+
 def _intro(note: str) -> str:
     return (
         "<p>A student residual network (width 32) learns a deeper teacher (128 blocks in the paper, 24 in its "
@@ -252,27 +337,29 @@ def _angle_parts(
     ]
 
 
-def headline_rows(runs: pd.DataFrame, ex: pd.DataFrame, variant: str) -> list[dict]:
+def headline_rows(
+    runs: pd.DataFrame, ex: pd.DataFrame, variant: str, conv: pd.DataFrame | None = None
+) -> list[dict]:
     """α_ℓ of ``variant`` (mean over its temperatures) per teacher kind, beside the paper's value; compared
-    only where the students trained as long as the paper's (``PAPER_STEPS``)."""
+    only where the run passes the convergence test (``conv``: ``exponents.convergence_test``'s rows; every
+    temperature of the kind must pass), else "Not tested: still moving" with the test's numbers."""
     rows = []
-    steps = int(runs.loc[runs["variant"] == variant, "steps"].max())
     for kind, label in (("independent", "independent-teacher"), ("tied", "tied-teacher (converged)")):
         val, err, n = combined_exponent(ex, kind, variant)
         paper, tol = PAPER[kind], TOLERANCE[kind]
-        trained = steps >= PAPER_STEPS
-        # a fit through two depths has no standard error: compare within the tolerance alone
-        agree = (
-            agree_within(val, err if np.isfinite(err) else 0.0, paper.value, tol)
-            if np.isfinite(val) and trained
-            else None
+        c = (
+            conv[(conv["kind"] == kind) & (conv["variant"] == variant)]
+            if conv is not None
+            else pd.DataFrame()
         )
+        # the temperature that moved most stands for the kind (all must pass)
+        test = None if c.empty else c.loc[c["loss_change"].abs().fillna(np.inf).idxmax()].to_dict()
+        if test is not None:
+            test["converged"] = bool(c["converged"].all())
+        word, reason = convergence_verdict(test, val, err, paper.value, tol)
+        agree = {"agrees": True, "disagrees": False}.get(word)
         note = f"mean over {n} temperature(s), inverse-variance weighted; tolerance ±{tol:g} on the paper's value."
-        if not trained:
-            note += (
-                f" Not tested: students trained {steps} steps, the paper's {PAPER_STEPS}; the paper's value is "
-                "for trained-out students (exponent_vs_step.csv follows α_ℓ during training)."
-            )
+        note += f" Verdict: {word}: {reason}." if agree is not None else f" Not tested: {word}; {reason}."
         rows.append(
             headline_row(
                 f"Depth exponent α_ℓ, {label}, toy ({variant})",
@@ -298,6 +385,8 @@ def render(
     note: str,
     n_inputs: int,
     variants_settings: list[dict],
+    curves: pd.DataFrame | None = None,
+    conv: pd.DataFrame | None = None,
 ) -> tuple[str, list[dict]]:
     """The section's HTML body (figures saved into ``figs``) and its headline rows."""
     variants = list(dict.fromkeys(runs["variant"]))
@@ -308,10 +397,11 @@ def render(
         _variant_table(variants_settings),
         *_exponent_figures(figs, runs, ex),
         *_trajectory_figure(figs, trajectory),
+        *(_convergence_parts(figs, curves, conv) if curves is not None and conv is not None else []),
         _exponent_table(ex),
         *_angle_parts(figs, angles, teacher_angles, n_inputs),
     ]
-    return "\n".join(parts), headline_rows(runs, ex, headline_variant)
+    return "\n".join(parts), headline_rows(runs, ex, headline_variant, conv)
 
 
 def depth_toy_section(
@@ -339,5 +429,7 @@ def depth_toy_section(
         note,
         angle_samples,
         variants,
+        t.get("curves"),
+        t.get("convergence"),
     )
     write_section(html_out, headline_out, "depth_toy", TITLE, body, rows)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.depth_toy import variants
-from depthwidth.depth_toy.exponents import exponent_trajectory, exponents
+from depthwidth.depth_toy.exponents import convergence_test, exponent_trajectory, exponents
 from depthwidth.integrity import read_json, read_table, write_table
 
 log = logging.getLogger("depthwidth.depth_toy")
@@ -69,10 +69,14 @@ def depth_toy_tables(
     angles_out: str,
     trajectory_out: str,
     teacher_angles_out: str,
+    curves_out: str | None = None,
+    convergence_out: str | None = None,
 ) -> pd.DataFrame:
     """Rule depth_toy_tables: runs.csv (one row per student, RUN_COLUMNS), exponents.csv (α_ℓ ± SE per kind,
     variant, T), all angle tables stacked, ``trajectory_out`` (α_ℓ at every evaluated step of training) and
-    ``teacher_angles_out`` (the teachers' angles averaged over layers)."""
+    ``teacher_angles_out`` (the teachers' angles averaged over layers), ``curves_out`` (every student's test
+    loss at every evaluation, CURVE_COLUMNS) and ``convergence_out`` (``exponents.convergence_test``: how much
+    losses and α_ℓ still move over the last 20 % of training)."""
     runs, curves = _read_students(student_paths)
     angles = pd.concat([read_table(p, train_rule(p), ANGLE_COLUMNS) for p in angle_paths], ignore_index=True)
     ex = exponents(runs)
@@ -82,6 +86,24 @@ def depth_toy_tables(
     write_table(angles, angles_out)
     write_table(mean_update_angle(angles, "teacher"), teacher_angles_out)
     write_table(exponent_trajectory(curves), trajectory_out)
+    conv = convergence_test(curves)
+    if curves_out:
+        write_table(curves.sort_values([*CURVE_COLUMNS[:5], "step"]), curves_out)
+    if convergence_out:
+        write_table(conv, convergence_out)
+    for _, c in conv.iterrows():
+        log.info(
+            "convergence %s/%s: loss change %.4f (depth %s), alpha %.3f -> %.3f over steps %s-%s: %s",
+            c["kind"],
+            c["variant"],
+            c["loss_change"],
+            c["depth_moving"],
+            c["alpha_from"],
+            c["alpha_last"],
+            c["step_from"],
+            c["steps"],
+            "converged" if c["converged"] else "still moving",
+        )
     for _, e in ex.iterrows():
         t = "" if not np.isfinite(e["temperature"]) else f" T={e['temperature']:.4g}"
         log.info("alpha_l %s/%s%s = %.3f ± %.3f", e["kind"], e["variant"], t, e["alpha"], e["alpha_se"])

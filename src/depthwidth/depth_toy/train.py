@@ -31,7 +31,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from depthwidth.depth_toy import variants
+from depthwidth.depth_toy import fused, variants
 from depthwidth.depth_toy.angles import angle_table
 from depthwidth.depth_toy.model import StudentGroup, Teacher, make_teacher, teacher_forward
 from depthwidth.depth_toy.variants import VARIANTS, temp_label
@@ -185,6 +185,31 @@ def student_losses(
     return (log_p.exp() * (log_p - log_q)).sum(-1).mean(-1)
 
 
+def _step_lr(settings: TrainSettings, step: int, depth: int) -> float:
+    return learning_rate(
+        step,
+        settings.steps,
+        base_lr(settings, depth),
+        settings.schedule,
+        settings.decay_start,
+        settings.final_lr_fraction,
+    )
+
+
+def _fused_students(groups, opts, teachers, settings: TrainSettings, device, threads: int):
+    """The kernel trainer of these students (``fused.FusedStudents``), or None (logged: why the torch code
+    trains them)."""
+    why = fused.unserved(VARIANTS[settings.setup], device, opts)
+    if not why and fused.kernel() is None:
+        why = "it did not build here (see the line above)"
+    if why:
+        log.info("depth_toy %s: trained by the torch code, not the fused kernel: %s", settings.variant, why)
+        return None
+    torch.set_num_threads(1)  # the BLAS inside the kernel: one thread per student (see FusedStudents)
+    log.info("depth_toy %s: trained by the fused C kernel on %d thread(s)", settings.variant, threads)
+    return fused.FusedStudents(groups, opts, teachers[0], settings.batch_size, settings.width, threads)
+
+
 def _describe(settings: TrainSettings, depth: int, temp) -> str:
     lab = " ".join(f"{k}={v}" for k, v in settings.labels.items())
     t = "" if temp is None else f" T={temp:.4g}"
@@ -218,6 +243,7 @@ def train_students(
     device: str = "cpu",
     progress_every_s: float = 30.0,
     fingerprint: dict | None = None,
+    threads: int | None = None,
 ) -> list[dict]:
     """Train every (temperature, depth) student of one job and return one record per student. ``teacher``: one
     teacher for every temperature, or a list of one per temperature (``teacher_per_task``). Records hold
@@ -231,7 +257,14 @@ def train_students(
     and ``fingerprint`` (what else determines the job: its rule params) resumes from it (bit-identical
     continuation). A damaged, incomplete or foreign checkpoint is logged, moved aside, and training starts
     from step 0.
-    Raises :class:`DivergenceError` naming the student and step when a loss is not finite."""
+    Raises :class:`DivergenceError` naming the student and step when a loss is not finite.
+
+    Trainer: the ``mse`` setup on the CPU runs on the compiled kernel (``fused.FusedStudents``; its
+    students on up to ``threads`` threads, default torch's thread count) where it builds; other setups,
+    and any setup where it does not build, on the torch code (one log line says which and why).
+    ``DEPTHWIDTH_FUSED=0`` selects the torch code."""
+    threads_before = torch.get_num_threads()
+    threads = threads_before if threads is None else int(threads)
     # Softmax of low-temperature logits and Adam's second moments produce subnormal floats, which
     # x86 CPUs handle ~10-100x slower; flushing them to zero changes losses by < 1e-37.
     torch.set_flush_denormal(True)
@@ -297,12 +330,25 @@ def train_students(
     what = " ".join(
         ["depth_toy", *(f"{k}={v}" for k, v in settings.labels.items()), settings.variant, "steps"]
     )
+    fast = _fused_students(groups, opts, teachers, settings, device, threads)
     progress = Progress(steps - start, what, every_s=progress_every_s, logger=log)
     t0 = time.monotonic()
     for step in range(start, steps):
         x = torch.randn(settings.batch_size, settings.width, generator=data_gen).to(dev)
-        targets = Targets(teachers, x, settings, temps)
-        for gi, (g, o) in enumerate(zip(groups, opts)):
+        if fast is not None:
+            lrs = [_step_lr(settings, step, g.depth) for g in groups]
+            for gi, v in enumerate(fast.step(x, lrs)):
+                train_loss[gi, 0, step] = v
+                if not math.isfinite(v):
+                    raise DivergenceError(
+                        f"{_describe(settings, groups[gi].depth, None)} diverged at step {step + 1}: "
+                        f"training loss {v}. No outputs were written; lower depth_toy lr for this variant and "
+                        "rerun."
+                    )
+            targets = None
+        else:
+            targets = Targets(teachers, x, settings, temps)
+        for gi, (g, o) in enumerate(zip(groups, opts) if fast is None else ()):
             lr = learning_rate(
                 step,
                 steps,
@@ -337,6 +383,8 @@ def train_students(
             and done % settings.checkpoint_every == 0
             and done < steps
         ):
+            if fast is not None:
+                fast.sync()
             # atomic, then sealed: a kill while writing leaves the previous checkpoint and its seal, or (killed
             # between the two) a checkpoint that fails its seal, which a rerun moves aside (starting at step 0)
             save_checkpoint(
@@ -353,6 +401,9 @@ def train_students(
             )
         progress.update(1, loss=float(train_loss[:, :, step].mean()))
 
+    if fast is not None:
+        fast.close()
+        torch.set_num_threads(threads_before)
     window = max(1, steps // 50)
     records = []
     for gi, g in enumerate(groups):
@@ -492,7 +543,9 @@ def depth_toy_train(
         "kind": kind,
         "rep": rep,
     }  # the rule's result params: speed knobs are not in them
-    records = train_students(teachers, settings, checkpoint=checkpoint, device=device, fingerprint=job)
+    records = train_students(
+        teachers, settings, checkpoint=checkpoint, device=device, fingerprint=job, threads=threads
+    )
     write_job_outputs(
         records, teachers, kind, p["variant"], rep, student_paths, angles_path, p["angle_samples"]
     )
