@@ -111,3 +111,9 @@ def test_comparisons_round_trip_through_their_sealed_file(tmp_path):
     (tmp_path / "c.csv").write_text((tmp_path / "c.csv").read_text().replace("yes", "supports"))
     with pytest.raises(Exception, match="c.csv"):
         v.read_comparisons(tmp_path / "c.csv", "stage_rule")
+
+
+def test_a_users_sweep_has_its_own_claim_prefix():
+    assert v.sweep_claim("my_runs") == "sweep: my_runs" and v.sweep_claim("x").startswith(v.SWEEP_PREFIX)
+    with pytest.raises(v.VerdictError, match="names the sweep"):
+        v.sweep_claim("")
