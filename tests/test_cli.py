@@ -66,8 +66,8 @@ def _runs(path: Path, noise: float = 0.004, seed: int = 1) -> pd.DataFrame:
     return df
 
 
-SETTINGS = {"bootstrap": 0, "heldout_splits": 3, "profile": ["alpha_l", "alpha_m"]}
-FLAGS = ["--bootstrap", "0", "--heldout-splits", "3", "--profile", "alpha_l", "alpha_m"]
+SETTINGS = {"bootstrap": 0, "heldout_splits": 3, "profile": ["alpha_l"]}
+FLAGS = ["--bootstrap", "0", "--heldout-splits", "3", "--profile", "alpha_l"]
 
 
 def _close(a, b, path="") -> list[str]:

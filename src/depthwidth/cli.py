@@ -128,34 +128,44 @@ def why_not_identified(s: dict, a: str, df=None) -> str:
     return why.lstrip("; ") or "profile interval open"
 
 
+def near_zero(params: dict) -> list[str]:
+    """Coefficients and offsets of a fit that ran to 0 (their lower bound): no term of theirs is left."""
+    return [
+        k
+        for k, v in params.items()
+        if not k.startswith(("alpha", "beta")) and v["value"] is not None and abs(v["value"]) < 1e-6
+    ]
+
+
 def sweep_lines(s: dict, df) -> list[str]:
-    """The printed summary of a sweep's identify summary."""
+    """The printed summary of a sweep's identify summary. A fit with any parameter at a bound (an
+    exponent at its cap, a coefficient or offset at 0) prints no standard errors: its covariance is not
+    that of an interior optimum."""
     from depthwidth.chinchilla.identify import interval_text, sweep_shape
 
+    zero = near_zero(s["params"])
+    boundary = bool(zero or s["at_bound"])
     lines = [
         f"Decomposed law L = c_m/m^α_m + c_ℓ/ℓ^α_ℓ + c_D/D^α_D + L0: {s['n']} runs, {len(s['groups'])} group(s)"
         + (", one L0 per group" if s["group_offsets"] else "")
         + ("" if s["converged"] else " (the fit did NOT converge)"),
-        f"  {'exponent':<14}{'value':>10}{'lmfit se':>11}  {'95 % profile interval':<26}identified",
+        f"  {'exponent':<14}{'value':>10}{'se (lmfit)':>12}  {'95 % profile interval':<26}identified",
     ]
     for a in ("alpha_m", "alpha_l", "alpha_D"):
         p = s["params"][a]
         ident = s["identified"].get(a)
         word = "yes" if ident else f"no: {why_not_identified(s, a, df)}"
-        bound = a in s["at_bound"] or a in s["fixed"]
+        se = "–" if boundary or a in s["fixed"] else _fmt(p["stderr"], 2)
         lines.append(
-            f"  {EXPONENT_NAMES[a]:<14}{_fmt(p['value']):>10}{('–' if bound else _fmt(p['stderr'], 2)):>11}  "
-            f"{interval_text(s, a, '95%'):<26}{word}"
+            f"  {EXPONENT_NAMES[a]:<14}{_fmt(p['value']):>10}{se:>12}  {interval_text(s, a, '95%'):<26}{word}"
         )
     l0 = {k: v for k, v in s["params"].items() if k.startswith("L0")}
     lines.append("  " + ", ".join(f"{k} = {_fmt(v['value'])}" for k, v in l0.items()))
-    low = [
-        k
-        for k, v in s["params"].items()
-        if not k.startswith("alpha") and v["value"] is not None and v["value"] < 1e-6
-    ]
-    if low:
-        lines.append(f"  at a bound (≈ 0, no term left): {', '.join(low)}; their errors mean nothing")
+    if boundary:
+        at = [*s["at_bound"], *(f"{k} ≈ 0" for k in zero)]
+        lines.append(
+            f"  a boundary solution ({', '.join(at)}): no standard errors printed; a term at 0 is no term"
+        )
     t = s["tokens_vs_size"]
     lines.append(
         f"  tokens vs size: corr(log D, log N) = {_fmt(t['corr_logD_logN'], 3)}"
@@ -172,22 +182,29 @@ def sweep_lines(s: dict, df) -> list[str]:
     lines.append("  " + sweep_shape(s)[1])
     ch = s.get("laws", {}).get("chinchilla")
     if ch:
-        lines += law_lines(ch, "Chinchilla law beside it")
+        lines += law_lines(ch, "Chinchilla law on the same runs")
         lower = s["laws"].get("lower", {})
         if lower:
-            lines.append("  lower: " + ", ".join(f"{k} {v}" for k, v in lower.items() if isinstance(v, str)))
+            lines.append(
+                "  lower (better): " + ", ".join(f"{k} {v}" for k, v in lower.items() if isinstance(v, str))
+            )
     return lines
 
 
 def law_lines(ch: dict, title: str = "Chinchilla law") -> list[str]:
+    """The printed summary of a Chinchilla-law fit (``own_runs.fit_chinchilla_law`` or a sweep's)."""
     p = ch["params"]
+    zero = near_zero(p)
     lines = [f"{title} L = E + A/N^α + B/D^β:"]
     for k in ("alpha", "beta"):
         ci = p[k].get("bootstrap_ci95")
         ci_text = f", bootstrap 95 % [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]" if ci else ""
-        lines.append(f"  {k:<6}{_fmt(p[k]['value']):>10} ± {_fmt(p[k]['stderr'], 2)}{ci_text}")
+        se = "" if zero else f" ± {_fmt(p[k]['stderr'], 2)}"
+        lines.append(f"  {k:<6}{_fmt(p[k]['value']):>10}{se}{ci_text}")
     offs = {k: v for k, v in p.items() if k.startswith("E")}
     lines.append("  " + ", ".join(f"{k} = {_fmt(v['value'])}" for k, v in offs.items()))
+    if zero:
+        lines.append(f"  a boundary solution ({', '.join(zero)} ≈ 0): no standard errors printed")
     h = ch.get("heldout")
     if h:
         lines.append(
@@ -315,8 +332,8 @@ def fit(a) -> int:
         + ")"
     )
     print("\n".join(lines))
-    files = sorted(p for p in out.glob("*") if p.is_file() and not p.name.endswith(".seal"))
-    print("Files: " + ", ".join(str(p) for p in files + figs))
+    files = sorted(p for p in out.glob("*") if p.is_file() and not p.name.startswith("."))
+    print(f"Files in {out}/: " + ", ".join(p.relative_to(out).as_posix() for p in files + figs))
     return 0
 
 
