@@ -122,9 +122,8 @@ def test_fit_gives_the_sweep_rules_numbers_and_the_chinchilla_law_from_n_and_d_a
     assert _close(json.loads(json.dumps(rule)), ours) == []
     assert abs(ours["params"]["alpha_l"]["value"] - 1.1) < 0.15 and ours["identified"]["alpha_l"] is True
     assert "α_ℓ (depth)" in text and "identified" in text and "held-out RMSE of log L (3 splits" in text
-    assert (
-        "cli/figures/profile_alpha_l.png" in text and (tmp_path / "cli/figures/depth_partial.png").is_file()
-    )
+    assert "Files in cli/:" in text and "figures/profile_alpha_l.png" in text
+    assert (tmp_path / "cli/figures/depth_partial.png").stat().st_size > 10_000
 
     # the Chinchilla law from N and D alone: the numbers the sweep rule gives that law on the same runs
     pd.read_csv("runs.csv").drop(columns=["d_model", "n_layers"]).to_csv("nd.csv", index=False)
