@@ -85,3 +85,17 @@ def test_a_verdict_line_per_paper_heads_the_tables(tmp_path, monkeypatch):
     region = generated(Path("README.md"), root).split(START)[1].split(END)[0]
     line = next(x for x in region.splitlines() if x.startswith("- **") and claim in x)
     assert f"did not reproduce: {claim}" in line
+
+
+def test_readme_image_is_not_older_than_its_table():
+    """results/report_top.png (the README's image) records the SHA-256 of the results/headline.csv it
+    shows (rule report_screenshot); it must be the tracked table's."""
+    import hashlib
+
+    from depthwidth.browser import png_headline_hash
+
+    table = hashlib.sha256((ROOT / "results/headline.csv").read_bytes()).hexdigest()
+    assert png_headline_hash(ROOT / "results/report_top.png") == table, (
+        "results/report_top.png is older than results/headline.csv. Fix: snakemake --cores 8 "
+        "results/report_top.png (in the default run's folder), then commit both"
+    )

@@ -119,6 +119,8 @@ def configuration_html(reduced: dict) -> str:
 
 def verdicts_html(records: list[dict]) -> str:
     """The first screen: one line per paper (:func:`depthwidth.report.rows.paper_verdicts`)."""
+    if not records:
+        return ""
     out = ["<div id='verdicts'>"]
     for p in paper_verdicts(records):
         parts = []
@@ -183,6 +185,8 @@ def _verdict_cell(r: dict) -> str:
 def headline_table_html(records: list[dict], reduced: dict | None = None) -> str:
     """The papers' headline rows, grouped by paper and claim; ``reduced``: stage -> True where this run
     used a reduced configuration rather than the paper's, stated once above the table."""
+    if not records:
+        return configuration_html(reduced or {}) + "<p class='note'>No headline rows in this run.</p>"
     out = [
         configuration_html(reduced or {}),
         "<table class='tbl' id='headline'><colgroup><col class='c-q'><col class='c-p'><col class='c-v'>"
@@ -237,6 +241,25 @@ _TD = re.compile(r"<td>([^<]*)</td>")
 _NUMERIC = re.compile(r"^[\s\-−+–~≈<>()\[\],.%×·±/0-9eE]*\d[\s\-−+–~≈<>()\[\],.%×·±/0-9eEopn]*$")
 
 
+_TABLE = re.compile(r"<table\b([^>]*)>(.*?)</table>", re.S)
+# Tables with more columns than this are set smaller, their numbers wrapping at spaces (never inside one).
+WIDE_COLUMNS = 9
+
+
+def _mark_wide(m: re.Match) -> str:
+    attrs, body = m.group(1), m.group(2)
+    head = body.split("</tr>", 1)[0]
+    if head.count("<th") <= WIDE_COLUMNS:
+        return m.group(0)
+    if 'class="' in attrs:
+        attrs = attrs.replace('class="', 'class="wide ', 1)
+    elif "class='" in attrs:
+        attrs = attrs.replace("class='", "class='wide ", 1)
+    else:
+        attrs += ' class="wide"'
+    return f"<table{attrs}>{body}</table>"
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", re.sub(r"<[^>]+>", "", text).lower()).strip("-")[:48] or "part"
 
@@ -269,6 +292,7 @@ def layout_fragment(stage: str, fragment: str) -> str:
         return f"<p class='top'><a href='#top'>↑ top</a></p><h3{attrs}>{title}</h3>"
 
     out = _H3.sub(anchor, fragment)
+    out = _TABLE.sub(_mark_wide, out)
     out = _TH.sub(lambda m: m.group(1) + m.group(2).replace("_", "_<wbr>") + m.group(3), out)
     out = _TD.sub(
         lambda m: f"<td class='num'>{m.group(1)}</td>" if numeric_cell(m.group(1)) else m.group(0), out
