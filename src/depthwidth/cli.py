@@ -50,15 +50,17 @@ def parser() -> argparse.ArgumentParser:
     f = sub.add_parser(
         "fit",
         help="fit a CSV or parquet of runs (one row per run)",
-        description=__doc__.split("\n\n")[0] + " Prints the exponents, their profile intervals, whether each "
-        "is identified and why, the held-out error, and where the files went.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Fit the laws to your own training runs from one CSV, without a config: with --width "
+        "and --depth the decomposed law as the workflow's sweep rules fit it (and the Chinchilla law beside "
+        "it with --params), else with --params the Chinchilla law alone. Prints the exponents, their "
+        "profile intervals, whether each is identified and why, the held-out error, and where the files "
+        "went.",
     )
     f.add_argument("runs", type=Path, help="CSV or parquet with one row per training run")
     f.add_argument("--width", help="column of the model width (d_model)")
     f.add_argument("--depth", help="column of the number of layers")
-    f.add_argument("--tokens", default="tokens", help="column of the training tokens D")
-    f.add_argument("--loss", default="loss", help="column of the final loss (nats/token)")
+    f.add_argument("--tokens", default="tokens", help="column of the training tokens D (default: tokens)")
+    f.add_argument("--loss", default="loss", help="column of the final loss, nats/token (default: loss)")
     f.add_argument(
         "--params", help="column of the parameter count N (the Chinchilla law; optional with width and depth)"
     )
