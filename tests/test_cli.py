@@ -39,7 +39,13 @@ def runnable_modules() -> list[str]:
 
 def test_every_runnable_module_answers_help_with_its_usage():
     mods = runnable_modules()
-    assert {"depthwidth", "depthwidth.chinchilla", "depthwidth.config", "depthwidth.cli"} <= set(mods)
+    assert {
+        "depthwidth",
+        "depthwidth.chinchilla",
+        "depthwidth.laws",
+        "depthwidth.config",
+        "depthwidth.cli",
+    } <= set(mods)
     assert "depthwidth.chinchilla.sweeps" in mods and len(mods) >= 10
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     for mod in mods:

@@ -147,6 +147,7 @@ LAYERS = (
             "depthwidth.cli",
             "depthwidth.__main__",
             "depthwidth.chinchilla.__main__",
+            "depthwidth.laws.__main__",
         ),
     ),
 )

@@ -94,7 +94,9 @@ def test_checker_finds_a_table_wider_than_the_page_and_the_report_css_wraps_wide
     from depthwidth.sections import table_html
 
     wide = tmp_path / "wide.html"
-    wide.write_text("<html><body><table id='w' style='width:2400px'><tr><td>x</td></tr></table></body></html>")
+    wide.write_text(
+        "<html><body><table id='w' style='width:2400px'><tr><td>x</td></tr></table></body></html>"
+    )
     r = check_report(wide)
     assert [t["id"] for t in r["wide_tables"]] == ["w"] and "wider than the page" in problems(r)[0]
 

@@ -2,7 +2,7 @@
 
     depthwidth fit runs.csv --width d_model --depth n_layers --tokens D --loss loss
     depthwidth fit runs.csv --params N --tokens D --loss loss          # the Chinchilla law alone
-    python -m depthwidth fit ...                                        # the same
+    python -m depthwidth fit ...        # the same (also python -m depthwidth.chinchilla, depthwidth.laws)
 
 With width and depth, the table is fitted exactly as a ``chinchilla.sweeps`` entry of the workflow (rules
 chinchilla_sweep_points and chinchilla_sweep_identify, the schema's default settings unless an option
