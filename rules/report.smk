@@ -9,6 +9,7 @@ rule report:
     output:
         html="results/report.html",
         headline="results/headline.csv",
+        sweeps="results/your_sweeps.csv",
     log:
         "logs/report.log",
     benchmark:
@@ -25,7 +26,8 @@ rule report:
 
 rule report_screenshot:
     input:
-        "results/report.html",
+        html="results/report.html",
+        headline="results/headline.csv",
     output:
         "results/report_top.png",
     log:

@@ -13,4 +13,5 @@ report(
     inputs=dict(sm.input.items()),
     html_path=sm.output.html,
     headline_path=sm.output.headline,
+    sweeps_path=sm.output.sweeps,
 )

@@ -5,4 +5,4 @@ from depthwidth.logs import setup_logging
 
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])
-report_screenshot(sm.input[0], sm.output[0])
+report_screenshot(sm.input.html, sm.output[0], sm.input.headline)

@@ -143,6 +143,11 @@ LAYERS = (
             "depthwidth.plan",
             "depthwidth.browser",
             "depthwidth.results_table",
+            # the `depthwidth` command and the modules that run it (python -m depthwidth[.chinchilla])
+            "depthwidth.cli",
+            "depthwidth.__main__",
+            "depthwidth.chinchilla.__main__",
+            "depthwidth.laws.__main__",
         ),
     ),
 )

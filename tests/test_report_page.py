@@ -17,6 +17,7 @@ from depthwidth.report import pipeline  # noqa: E402
 from depthwidth.rules import job_params  # noqa: E402
 from depthwidth.sections import Figures, headline_row, write_section  # noqa: E402
 from depthwidth.report.page import FigureError, embed_figures, report  # noqa: E402
+from depthwidth.verdicts import COLUMNS  # noqa: E402
 
 CONFIG = {
     "stages": ["chinchilla", "lm_head"],
@@ -192,6 +193,7 @@ def test_report_embeds_figure_files_and_hashes_only_declared_inputs(run_folder):
     assert "Model source and revision: data/models/m1/manifest.json" in page
     rows = pd.read_csv(run_folder / "results" / "headline.csv")
     assert list(rows["stage"]) == ["chinchilla", "lm_head"]
+    assert tuple(rows.columns) == COLUMNS and list(rows["verdict"]) == ["yes", "yes"]
 
 
 def test_missing_figure_is_an_error_naming_the_file(run_folder):
@@ -212,19 +214,91 @@ def test_figure_outside_declared_folders_is_an_error():
         embed_figures(frag, ["results/chinchilla/figures"])
 
 
-def test_headline_verdicts_and_the_configuration_stated_once():
-    """yes / no only where a comparison was made; 'not tested' where the paper states a value the run
-    cannot be compared with; '–' where the paper states none. The configuration is said once, above."""
-    from depthwidth.report.page import headline_table_html, verdict
+def test_headline_verdicts_grouped_by_paper_and_the_configuration_stated_once():
+    """Legacy rows and comparison records in one table, grouped by paper then claim; the verdict words
+    are the records'; the configuration is said once, above; a fit at a bound prints no error; the
+    paper's printed digits are kept (1.2014)."""
+    from depthwidth import verdicts as v
+    from depthwidth.report.page import headline_table_html
+    from depthwidth.report.rows import normalise
 
-    rows = [
-        {**headline_row("a", "1 ± 0.1", 1.05, 0.02, True, "s"), "stage": "chinchilla"},
-        {**headline_row("b", "1 ± 0.1", 2.0, 0.02, False, "s"), "stage": "chinchilla"},
-        {**headline_row("c", "≈ 1", 0.5, None, None, "s", "Not tested: one width"), "stage": "lm_head"},
-        {**headline_row("d", "–", 0.3, 0.01, None, "s"), "stage": "chinchilla"},
+    legacy = [
+        (headline_row("a", "1 ± 0.1", 1.05, 0.02, True, "s"), "chinchilla"),
+        (headline_row("b", "1 ± 0.1", 2.0, 0.02, False, "s"), "superposition"),
+        (headline_row("c", "≈ 1", 0.5, None, None, "s", "Not tested: one width"), "lm_head"),
+        (headline_row("d", "–", 0.3, 0.01, None, "s"), "chinchilla"),
     ]
-    assert [verdict(r)[1] for r in rows] == ["yes", "no", "not tested", "–"]
+    rows = [normalise(r, stage) for r, stage in legacy]
+    assert [r["verdict_text"] for r in rows] == ["yes", "no", "not tested: one width", "–"]
+    adam = v.compare(
+        "chinchilla",
+        "adam",
+        "depth",
+        "α_ℓ from the Chinchilla runs",
+        "α_ℓ, the paper's Adam procedure",
+        v.procedure_test(1.201390266, 1.2014),
+        value=1.201390266,
+        paper_value=1.2014,
+        paper_text="1.2014",
+    ).row()
+    bound = v.compare(
+        "chinchilla",
+        "main",
+        "depth",
+        "α_ℓ on public sweeps",
+        "α_ℓ (openlm_main)",
+        v.not_tested("at its bound"),
+        value=9.9999,
+        err=v.Error(4.9e6, v.COVARIANCE, unit="runs", resamples=200),
+        paper_text="≈ 1",
+        bound_params=["alpha_l"],
+    ).row()
+    rows += [normalise(adam, "chinchilla"), normalise(bound, "chinchilla")]
     table = headline_table_html(rows, {"chinchilla": False, "lm_head": True})
-    assert "configuration</th>" not in table and "reduced (see below)" not in table
     assert table.count("reduced settings in") == 1 and table.index("reduced settings") < table.index("<table")
     assert "<b>lm_head</b>" in table and "the papers' settings in chinchilla" in table
+    # one heading per paper, the depth paper first although a superposition row comes second
+    depth, sup = v.PAPERS["depth"], v.PAPERS["superposition"]
+    assert table.count(depth) == 1 and table.count(sup) == 1 and table.index(depth) < table.index(sup)
+    assert table.index(">b <a") > table.index(sup) > table.index(">d <a")
+    assert "1.2014</td>" in table and "reproduced exactly" in table
+    assert ">10</td>" in table and "4.9e+06" not in table and "at a bound: alpha_l" in table
+
+
+def test_a_users_sweep_gets_its_own_table_and_file_and_leaves_headline_csv_as_it_was(run_folder):
+    """The papers' headline.csv is the same bytes with or without a user's sweep; the sweep's row is in
+    its own table below the papers' and in results/your_sweeps.csv; the verdict line per paper is first."""
+    from depthwidth import verdicts as v
+
+    args = ("t", CONFIG["stages"], {}, CONFIG, _inputs(), "results/report.html", "results/headline.csv")
+    report(*args, sweeps_path="results/your_sweeps.csv")
+    before = (run_folder / "results/headline.csv").read_bytes()
+    assert len(pd.read_csv(run_folder / "results/your_sweeps.csv")) == 0
+    rows = json.loads((run_folder / "results/chinchilla/headline.json").read_text())
+    mine = v.compare(
+        "chinchilla",
+        "sweep_mine",
+        "depth",
+        v.sweep_claim("mine"),
+        "α_ℓ (sweep mine)",
+        v.not_tested("95 % profile interval open above"),
+        value=0.0708,
+        paper_text="≈ 1",
+    ).row()
+    write_section(
+        "results/chinchilla/section.html",
+        "results/chinchilla/headline.json",
+        "chinchilla",
+        "chinchilla",
+        (run_folder / "results/chinchilla/section.html").read_text(),
+        rows + [mine],
+    )
+    report(*args, sweeps_path="results/your_sweeps.csv")
+    assert (run_folder / "results/headline.csv").read_bytes() == before
+    sweeps = pd.read_csv(run_folder / "results/your_sweeps.csv")
+    assert list(sweeps["claim"]) == ["sweep: mine"] and tuple(sweeps.columns) == COLUMNS
+    page = (run_folder / "results/report.html").read_text()
+    head = page.index("id='headline'")
+    assert page.index("id='verdicts'") < head < page.index("<h2>Your sweeps</h2>") < page.index("id='sweeps'")
+    assert "α_ℓ (sweep mine)" not in page[head : page.index("<h2>Your sweeps</h2>")]
+    assert "The depth paper" in page[:head] and "reproduced" in page[:head]

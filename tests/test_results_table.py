@@ -24,6 +24,7 @@ def test_the_table_is_current(target):
     text = (ROOT / target).read_text()
     rows = pd.read_csv(ROOT / "results/headline.csv")
     assert len(rows) > 10 and text.count(START) == 1
+    assert not rows["claim"].str.startswith("sweep: ").any(), "a user's sweep in the papers' headline.csv"
     assert generated(Path(target), ROOT) == text, (
         f"{target}: stale results table. Fix: python -m depthwidth.results_table README.md docs/results.md"
     )
@@ -49,8 +50,11 @@ def test_a_changed_or_added_row_makes_the_tables_stale_and_the_command_rewrites_
     assert main(list(TARGETS)) == 0 and main(["--check", *TARGETS]) == 0
     readme, results = Path("README.md").read_text(), Path("docs/results.md").read_text()
     table = readme[readme.index(START) : readme.index(END)]
-    assert f"| {head.loc[0, 'quantity']} | {head.loc[0, 'paper']} | 1.5 ± 0.29 |" in table
-    assert "| a new headline quantity | 1.2 ± 0.3 | 0.123 | – |" in table
+    first = head.iloc[0]
+    assert f"| {first['claim']} | {first['quantity']} | {first['paper_text']} | 1.5 ± 0.29 |" in table
+    # the added row joins its claim's group (the claim named once, on the group's first row)
+    assert f"|  | a new headline quantity | {first['paper_text']} | 0.123 | – |" in table
+    assert table.count(f"| {first['claim']} |") == 1
     assert "](docs/stages/chinchilla.md)" in table and "](stages/chinchilla.md)" in results
     # outside the markers nothing moved
     assert readme[: readme.index(START)] == before[: before.index(START)]
@@ -64,3 +68,34 @@ def test_a_paper_scale_entry_that_names_no_headline_row_is_an_error(tmp_path, mo
         f.write("a renamed quantity,0.5,snakemake --cores 2 results/report.html,2026-12-03\n")
     with pytest.raises(TableError, match="a renamed quantity: no headline row"):
         main(list(TARGETS))
+
+
+def test_a_verdict_line_per_paper_heads_the_tables(tmp_path, monkeypatch):
+    """Above the tables, one line per paper computed from the rows: a claim whose only row turns from
+    yes to no moves from "reproduced" to "did not reproduce"."""
+    root = _copy(tmp_path)
+    monkeypatch.chdir(root)
+    head = pd.read_csv("results/headline.csv", dtype=str, keep_default_na=False)
+    region = generated(Path("README.md"), root).split(START)[1].split(END)[0]
+    lines = [x for x in region.splitlines() if x.startswith("- **")]
+    assert [x.split("**")[1] for x in lines] == ["The depth paper", "The superposition paper"]
+    claim = head.loc[head["verdict"] == "yes", "claim"].iloc[-1]
+    head.loc[head["claim"] == claim, ["verdict", "verdict_text"]] = ["no", "no: Δ = 1"]
+    head.to_csv("results/headline.csv", index=False)
+    region = generated(Path("README.md"), root).split(START)[1].split(END)[0]
+    line = next(x for x in region.splitlines() if x.startswith("- **") and claim in x)
+    assert f"did not reproduce: {claim}" in line
+
+
+def test_readme_image_is_not_older_than_its_table():
+    """results/report_top.png (the README's image) records the SHA-256 of the results/headline.csv it
+    shows (rule report_screenshot); it must be the tracked table's."""
+    import hashlib
+
+    from depthwidth.browser import png_headline_hash
+
+    table = hashlib.sha256((ROOT / "results/headline.csv").read_bytes()).hexdigest()
+    assert png_headline_hash(ROOT / "results/report_top.png") == table, (
+        "results/report_top.png is older than results/headline.csv. Fix: snakemake --cores 8 "
+        "results/report_top.png (in the default run's folder), then commit both"
+    )

@@ -139,3 +139,9 @@ def test_larger_bootstrap_states_the_larger_unit():
     out = v.larger_bootstrap(0.022, seeds, widths)
     assert out.method == v.COVARIANCE and out.value == 0.022 and out.unit == "6 widths, seeds pooled"
     assert v.larger_bootstrap(0.02) is v.NONE
+
+
+def test_a_users_sweep_has_its_own_claim_prefix():
+    assert v.sweep_claim("my_runs") == "sweep: my_runs" and v.sweep_claim("x").startswith(v.SWEEP_PREFIX)
+    with pytest.raises(v.VerdictError, match="names the sweep"):
+        v.sweep_claim("")

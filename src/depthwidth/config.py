@@ -247,14 +247,16 @@ def main(argv: list[str] | None = None) -> int:
     in order: each must parse as YAML (a syntax error names the file, line and column, which Snakemake's
     own message for an overlay does not), then config.yaml beside this checkout's schemas (where it
     exists and is not listed) with the files laid over it must pass the schemas."""
+    import argparse
     import sys
 
-    files = list(sys.argv[1:] if argv is None else argv)
-    if not files:
-        print(
-            "usage: python -m depthwidth.config FILE... (the files you pass to --configfile)", file=sys.stderr
-        )
-        return 2
+    ap = argparse.ArgumentParser(
+        prog="python -m depthwidth.config",
+        description="Check config files as --configfile reads them: each parses as YAML, and config.yaml "
+        "with the files laid over it, in order, passes the schemas.",
+    )
+    ap.add_argument("files", nargs="+", metavar="FILE", help="the files you pass to --configfile, in order")
+    files = ap.parse_args(argv).files
     base = SCHEMA_DIR.parent / "config.yaml"
     paths = [str(base)] if base.is_file() and all(Path(f).resolve() != base.resolve() for f in files) else []
     merged: dict = {}

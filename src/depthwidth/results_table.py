@@ -1,6 +1,7 @@
-"""The results table of README.md and docs/results.md, written from the default run's
-``results/headline.csv`` (every headline row of the report, in its order) and ``docs/paper_scale.csv``
-(the paper-scale runs made here: the headline quantity, the result, the command that made it and its date).
+"""The results tables of README.md and docs/results.md, written from the default run's
+``results/headline.csv`` (the papers' headline rows of the report, columns ``verdicts.COLUMNS``) and
+``docs/paper_scale.csv`` (the paper-scale runs made here: the headline quantity, the result, the command
+that made it and its date): a verdict line per paper, then one table per paper grouped by claim.
 
     python -m depthwidth.results_table README.md docs/results.md          # rewrite the tables
     python -m depthwidth.results_table --check README.md docs/results.md  # exit 1 where one is stale
@@ -14,18 +15,33 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.sections import HEADLINE_KEYS, fmt_pm, rewrite_files, rewrite_region
+from depthwidth.report.page import value_text
+from depthwidth.report.rows import by_paper_and_claim, paper_verdicts
+from depthwidth.sections import rewrite_files, rewrite_region
+from depthwidth.verdicts import PAPERS
 
 START, END = "<!-- results-table:start -->", "<!-- results-table:end -->"
 HEADLINE = Path("results/headline.csv")
 PAPER_SCALE = Path("docs/paper_scale.csv")
 PAPER_SCALE_KEYS = ("quantity", "result", "command", "date")
+# The columns of results/headline.csv the table reads (the file has every column of verdicts.COLUMNS).
+HEADLINE_KEYS = (
+    "stage",
+    "paper",
+    "claim",
+    "quantity",
+    "paper_text",
+    "value",
+    "value_text",
+    "err",
+    "at_bound",
+)
+HEADLINE_KEYS += ("verdict", "verdict_text")
 
 
 class TableError(ValueError):
@@ -46,36 +62,22 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ").strip() or "–"
 
 
-def _digits(paper: str) -> int:
-    """Significant digits to show: three, or as many as the paper's own first number states (1.2014: 5)."""
-    m = re.search(r"\d+(?:\.\d+)?", paper)
-    return max(3, len(m.group().replace(".", "").lstrip("0"))) if m else 3
-
-
-def _value(value: str, err: str, paper: str) -> str:
-    """The run's value as the report shows it (value ± error), or its words."""
-    try:
-        v = float(value)
-    except ValueError:
-        return _cell(value)
-    e = float(err) if err else math.nan
-    return fmt_pm(v, e if math.isfinite(e) else None, digits=_digits(paper))
-
-
-def _verdict(verdict: str, note: str) -> str:
-    """The report's verdict; "not tested" with its reason from the row's note: the clause after "Not
-    tested:" where the note has one, else the whole note."""
-    if verdict != "not tested":
-        return _cell(verdict)
-    m = re.search(r"not tested:\s*(.+)", note, re.IGNORECASE)
-    reason = re.split(r";|\.(?:\s|$)", m.group(1))[0] if m else note.rstrip(".")
-    reason = reason.strip()
-    return f"not tested: {_cell(reason)}" if reason else "not tested"
+def _record(row: dict) -> dict:
+    """A headline.csv row (strings) with its numbers as floats or None, as ``page.value_text`` reads it."""
+    out = dict(row)
+    for k in ("value", "err", "low", "high"):
+        try:
+            v = float(out.get(k) or "nan")
+            out[k] = v if math.isfinite(v) else None
+        except ValueError:
+            out[k] = None
+    return out
 
 
 def table(headline: pd.DataFrame, paper_scale: pd.DataFrame, stages_dir: str) -> str:
-    """The markdown table: one row per headline row; ``stages_dir`` is the stage pages' folder as the
-    target file links to it (``docs/stages`` from README.md, ``stages`` from docs/results.md)."""
+    """The markdown: a verdict line per paper, then per paper a table of its headline rows grouped by
+    claim (the claim named on its first row); ``stages_dir`` is the stage pages' folder as the target
+    file links to it (``docs/stages`` from README.md, ``stages`` from docs/results.md)."""
     runs = {r["quantity"]: r for r in paper_scale.to_dict("records")}
     orphans = sorted(set(runs) - set(headline["quantity"]))
     if orphans:
@@ -83,19 +85,29 @@ def table(headline: pd.DataFrame, paper_scale: pd.DataFrame, stages_dir: str) ->
             f"{PAPER_SCALE}: {'; '.join(orphans)}: no headline row of that quantity in {HEADLINE}. Fix: write "
             "the quantity exactly as results/headline.csv names it, or remove the entry"
         )
+    records = [_record(r) for r in headline.to_dict("records")]
     lines = [
-        "| quantity | paper | default run | paper-scale run here | verdict (default run) | stage |",
-        "|---|---|---|---|---|---|",
+        f"- **{_cell(v['text'].split(': ', 1)[0])}**: {_cell(v['text'].split(': ', 1)[1])}"
+        for v in paper_verdicts(records)
     ]
-    for r in headline.to_dict("records"):
-        run = runs.get(r["quantity"])
-        scale = f"{_cell(run['result'])} ({_cell(run['date'])})" if run else "–"
-        stage = r.get("stage", "")
-        link = f"[{stage}]({stages_dir}/{stage}.md)" if stage else "–"
-        lines.append(
-            f"| {_cell(r['quantity'])} | {_cell(r['paper'])} | {_value(r['value'], r['err'], r['paper'])} | {scale} "
-            f"| {_verdict(r.get('verdict', ''), r.get('note', ''))} | {link} |"
-        )
+    for paper, claims in by_paper_and_claim(records):
+        lines += [
+            "",
+            f"**{_cell(PAPERS.get(paper, paper))}**",
+            "",
+            "| claim | quantity | paper | default run | paper-scale run here | verdict (default run) | stage |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for claim, rows in claims:
+            for i, r in enumerate(rows):
+                run = runs.get(r["quantity"])
+                scale = f"{_cell(run['result'])} ({_cell(run['date'])})" if run else "–"
+                stage = r.get("stage", "")
+                link = f"[{stage}]({stages_dir}/{stage}.md)" if stage else "–"
+                lines.append(
+                    f"| {_cell(claim) if i == 0 else ''} | {_cell(r['quantity'])} | {_cell(r['paper_text'])} "
+                    f"| {_cell(value_text(r))} | {scale} | {_cell(r['verdict_text'] or r['verdict'])} | {link} |"
+                )
     commands = sorted({(run["command"], run["date"]) for run in runs.values()}, key=lambda c: (c[1], c[0]))
     lines += ["", "The paper-scale runs, each made with its command on its date:", ""]
     lines += [f"- {date}: `{command}`" for command, date in commands]

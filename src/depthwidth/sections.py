@@ -19,9 +19,11 @@ import pandas as pd  # noqa: E402
 from depthwidth.files import atomic_write_bytes, atomic_write_text  # noqa: E402
 from depthwidth.integrity import seal  # noqa: E402
 
+# A headline row is a comparison record (depthwidth.verdicts.Comparison.row(): these keys and the rest of
+# verdicts.COLUMNS) or, until every stage writes records, a legacy row with HEADLINE_KEYS (LEGACY: remove
+# HEADLINE_KEYS, headline_row and the legacy branch of write_section's check with the last legacy stage).
+RECORD_KEYS = ("stage", "key", "paper", "claim", "quantity", "paper_text", "verdict", "verdict_text")
 HEADLINE_KEYS = ("quantity", "paper", "value", "err", "agree", "source", "note")
-#: the keys of a comparison record (``depthwidth.verdicts.Comparison.row()``), accepted as a headline row
-COMPARISON_KEYS = ("stage", "key", "paper", "claim", "quantity", "paper_text", "value", "err", "verdict")
 
 
 # The one look of every figure of the report: seaborn's white grid, its colour-blind-safe palette (the
@@ -197,11 +199,20 @@ def write_section(
     body_html: str,
     headline_rows: list[dict],
 ) -> None:
-    """Write a stage's report fragment and its headline rows, each sealed (the report checks both)."""
+    """Write a stage's report fragment and its headline rows, each sealed (the report checks both). A row
+    is a comparison record (``RECORD_KEYS``, the rest of verdicts.COLUMNS) or a legacy row
+    (``HEADLINE_KEYS``)."""
     for r in headline_rows:
-        missing = set(HEADLINE_KEYS) - set(r)
-        if missing and not set(COMPARISON_KEYS) <= set(r):
-            raise ValueError(f"headline row {r} lacks {sorted(missing)}")
+        if not isinstance(r, dict):
+            raise ValueError(f"headline row {r!r} is not a mapping")
+        if set(RECORD_KEYS) <= set(r):
+            continue
+        missing = set(HEADLINE_KEYS) - set(r)  # LEGACY
+        if missing:
+            raise ValueError(
+                f"headline row {r} lacks {sorted(set(RECORD_KEYS) - set(r))} (a comparison record, "
+                f"verdicts.compare(...).row()) or, as a legacy row, {sorted(missing)}"
+            )
     atomic_write_text(
         html_path, f'<section id="{stage}">\n<h2>{html.escape(title)}</h2>\n{body_html}\n</section>\n'
     )

@@ -50,6 +50,18 @@ PAPERS = {
     "superposition": "Superposition yields robust neural scaling (arXiv 2505.10465)",
     "depth": "Inverse depth scaling from most layers being similar (arXiv 2602.05970)",
 }
+# A user's sweep of runs (chinchilla.sweeps beyond the built-in ones): its records' claim starts with this,
+# and the report shows them in their own table, never in the papers' results/headline.csv.
+SWEEP_PREFIX = "sweep: "
+
+
+def sweep_claim(name: str) -> str:
+    """The claim of a user's sweep called ``name``: "sweep: <name>" (see :data:`SWEEP_PREFIX`)."""
+    if not name:
+        raise VerdictError("a sweep's claim names the sweep")
+    return f"{SWEEP_PREFIX}{name}"
+
+
 # Error methods.
 BOOTSTRAP, COVARIANCE, PROFILE, EXACT_VALUE, NO_ERROR = "bootstrap", "covariance", "profile", "exact", "none"
 ERROR_METHODS = (BOOTSTRAP, COVARIANCE, PROFILE, EXACT_VALUE, NO_ERROR)

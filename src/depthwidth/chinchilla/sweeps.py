@@ -582,3 +582,35 @@ def chinchilla_sweep_points(spec: dict, runs_out, sources: dict | None = None) -
     )
     write_table(out, runs_out)  # sealed: rule chinchilla_sweep_identify checks it
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m depthwidth.chinchilla.sweeps FILE [--width COL ...]``: check a table of runs as a sweep
+    entry's file is checked (``read_sweep``) and say what it holds or what to fix."""
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        prog="python -m depthwidth.chinchilla.sweeps",
+        description="Check a CSV/parquet of runs as a chinchilla.sweeps entry's file is checked. To fit it: "
+        "depthwidth fit FILE --width ... (docs/own_runs.md).",
+    )
+    ap.add_argument("file", help="CSV or parquet, one row per run")
+    for col in REQUIRED + OPTIONAL:
+        ap.add_argument(f"--{col}", help=f"the file's column for {col} (default: {col})")
+    ap.add_argument(
+        "--n-exponents", type=int, default=3, choices=(1, 2, 3), help="distinct values each axis needs"
+    )
+    a = ap.parse_args(argv)
+    columns = {c: getattr(a, c) for c in REQUIRED + OPTIONAL if getattr(a, c)}
+    try:
+        df = read_sweep(a.file, Path(a.file).stem, columns, a.n_exponents)
+    except SweepError as e:
+        print(e)
+        return 1
+    counts = ", ".join(f"{df[c].nunique()} {c}s" for c in ("width", "depth", "tokens"))
+    print(f"ok: {a.file}: {len(df)} runs, {counts}, {df['group'].nunique()} group(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

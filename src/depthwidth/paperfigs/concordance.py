@@ -23,7 +23,7 @@ from depthwidth.sections import rewrite_files, rewrite_region
 START, END = "<!-- concordance:start -->", "<!-- concordance:end -->"
 COLUMNS = ("paper", "figure", "shows", "ours", "status", "command")
 
-DEFAULT = "snakemake --cores 2 results/report.html"
+DEFAULT = "snakemake --cores 8 results/report.html"
 EXP10 = (
     "snakemake --cores 2 results/superposition/exponents.csv --configfile config/paper.yaml "
     "config/paper_exp10_gamma_pm1.yaml"

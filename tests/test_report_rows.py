@@ -1,0 +1,99 @@
+"""The report's headline rows: comparison records and legacy rows read alike, users' sweeps kept apart,
+and the first screen's verdict per paper computed from the rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from depthwidth import verdicts as v
+from depthwidth.report.rows import (
+    RowError,
+    claim_verdict,
+    from_legacy,
+    normalise,
+    paper_verdicts,
+    split_rows,
+)
+from depthwidth.sections import headline_row
+
+
+def _rec(stage, key, paper, claim, verdict, **kw):
+    return v.compare(stage, key, paper, claim, key, verdict, paper_text="1 ± 0.1", **kw).row()
+
+
+def test_records_pass_through_and_legacy_rows_become_records():
+    rec = _rec(
+        "chinchilla", "alpha_l", "depth", "α_ℓ from the Chinchilla runs", v.procedure_test(1.2014, 1.2014)
+    )
+    assert normalise(rec, "chinchilla") == {c: rec[c] for c in v.COLUMNS}
+    legacy = headline_row(
+        "α_ℓ (sweep openlm_grid)", "1.2 ± 0.3", 1.353, 0.84, None, "s", "Not tested: open; x"
+    )
+    out = normalise(legacy, "chinchilla")
+    assert set(out) == set(v.COLUMNS)
+    assert out["paper"] == "depth" and out["claim"] == "α_ℓ on public sweeps of runs"
+    assert out["verdict"] == v.NOT_TESTED and out["verdict_text"] == "not tested: open"
+    assert out["value"] == pytest.approx(1.353) and out["link"] == "docs/stages/chinchilla.md"
+    # a sweep the user added (not a built-in one) gets the sweep claim
+    mine = normalise(headline_row("α_ℓ (sweep my_runs)", "≈ 1", 0.07, 41.0, None, "s"), "chinchilla")
+    assert mine["claim"] == v.sweep_claim("my_runs")
+    assert (
+        from_legacy(headline_row("q", "–", 0.3, 0.01, None, "s"), "lm_head")["verdict"] == v.NO_PAPER_NUMBER
+    )
+    assert (
+        from_legacy(headline_row("q", "1", "not fitted", None, None, "s"), "lm_head")["value_text"]
+        == "not fitted"
+    )
+    with pytest.raises(RowError, match="comparison record's keys"):
+        normalise({"quantity": "q"}, "chinchilla")
+    with pytest.raises(RowError, match="verdict 'supports'"):
+        normalise({**rec, "verdict": "supports"}, "chinchilla")
+
+
+def test_users_sweeps_are_split_from_the_papers_rows():
+    rows = [
+        _rec("chinchilla", "a", "depth", "α_ℓ from the Chinchilla runs", v.not_tested("x")),
+        _rec("chinchilla", "b", "depth", v.sweep_claim("mine"), v.not_tested("open interval")),
+    ]
+    papers, sweeps = split_rows(rows)
+    assert [r["key"] for r in papers] == ["a"] and [r["key"] for r in sweeps] == ["b"]
+    # a user's sweep never enters the verdict line
+    assert "mine" not in paper_verdicts(rows)[0]["text"]
+
+
+def test_claim_outcome_counts_tested_rows_only():
+    yes, no = v.Verdict(v.YES), v.Verdict(v.NO, "Δ = 1")
+
+    def r(verdict):
+        return _rec("s", "k", "depth", "c", verdict)
+
+    assert claim_verdict([r(yes), r(v.no_paper_number())]) == ("reproduced", "")
+    assert claim_verdict([r(yes), r(no), r(yes)]) == ("mixed", "2 yes, 1 no")
+    assert claim_verdict([r(no)]) == ("not reproduced", "")
+    assert claim_verdict([r(v.not_tested("trained 1000 steps")), r(yes)]) == ("reproduced", "")
+    assert claim_verdict([r(v.not_tested("trained 1000 steps"))]) == ("not tested", "trained 1000 steps")
+    assert claim_verdict([r(v.cannot_tell("leans 1.2"))]) == ("cannot tell", "leans 1.2")
+    assert claim_verdict([r(v.procedure_test(1.2014, 1.2014))])[0] == "reproduced"
+
+
+def test_a_verdict_line_per_paper_says_what_reproduced_what_did_not_and_what_cannot_be_tested():
+    rows = [
+        _rec("chinchilla", "a", "depth", "α_ℓ from the Chinchilla runs", v.Verdict(v.YES)),
+        _rec("depth_toy", "b", "depth", "depth toy", v.not_tested("students trained 1000 steps")),
+        _rec("superposition", "c", "superposition", "weak superposition", v.Verdict(v.NO, "Δ = 0.2")),
+        _rec("superposition", "d", "superposition", "strong superposition", v.cannot_tell("leans 0.9")),
+        _rec("chinchilla", "e", "depth", "hidden states", v.not_tested("another architecture")),
+    ]
+    out = paper_verdicts(rows)
+    assert [p["paper"] for p in out] == ["depth", "superposition"]  # depth first, whatever the row order
+    depth, sup = out
+    assert depth["text"] == (
+        "The depth paper: reproduced: α_ℓ from the Chinchilla runs. cannot be tested in this run: depth toy "
+        "(students trained 1000 steps); hidden states (another architecture)."
+    )
+    assert sup["text"] == (
+        "The superposition paper: did not reproduce: weak superposition. cannot tell: strong superposition "
+        "(leans 0.9)."
+    )
+    assert [w for w, _ in depth["outcomes"]] == ["reproduced", "cannot be tested in this run"]
+    assert paper_verdicts([]) == []
