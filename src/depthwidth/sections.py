@@ -154,11 +154,14 @@ def _cell(text: str, small: str = "") -> str:
     return f"<td style='text-align:left'>{html.escape(text)}{extra}</td>"
 
 
-def comparisons_html(comparisons: pd.DataFrame, caption: str | None = None) -> str:
+def comparisons_html(
+    comparisons: pd.DataFrame | None, caption: str | None = None, show_claim: bool = False
+) -> str:
     """A stage's comparison records (``comparisons.csv``) as a table that fits the page, prose left-aligned:
     what is compared, the paper's statement (and where it is read), our value ± error (and how the error
-    was made), the verdict with its why, and the test with the note."""
-    if comparisons.empty:
+    was made), the verdict with its why, and the test (with an allowance and its reason where one is used,
+    and the p-value where one exists) with the note. ``show_claim`` puts each row's claim above its quantity."""
+    if comparisons is None or comparisons.empty:
         return ""
     head = "".join(
         f"<th style='text-align:left;width:{w}'>{h}</th>"
@@ -174,10 +177,16 @@ def comparisons_html(comparisons: pd.DataFrame, caption: str | None = None) -> s
     for r in comparisons.to_dict("records"):
         r = {k: (None if _missing(v) else v) for k, v in r.items()}
         err = r["err_method"] if r.get("err_method") not in (None, "none") else ""
-        test = "; ".join(str(x) for x in (r.get("test"), r.get("note")) if x)
+        allowance = (
+            f"allowance ± {float(r['allowance']):.2g} ({r.get('allowance_reason')})"
+            if r.get("allowance")
+            else ""
+        )
+        p = f"p = {float(r['p_value']):.2g}" if r.get("p_value") is not None else ""
+        test = "; ".join(str(x) for x in (r.get("test"), allowance, p, r.get("note")) if x)
         body.append(
             "<tr>"
-            + _cell(str(r["quantity"]))
+            + _cell(str(r["quantity"]), str(r.get("claim") or "") if show_claim else "")
             + _cell(str(r["paper_text"]), str(r.get("paper_source") or ""))
             + _cell(_our_value(r), err)
             + _cell(str(r["verdict_text"]))
@@ -246,47 +255,3 @@ def rewrite_files(files, new_text, check: bool, fix: str) -> int:
         print(f"stale table in {', '.join(stale)}. Fix: {fix} " + " ".join(map(str, files)), file=sys.stderr)
         return 1
     return 0
-
-
-def _num(v, digits: int = 3) -> str:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return "–"
-    return f"{x:.{digits}g}" if math.isfinite(x) else "–"
-
-
-def comparisons_html(records: pd.DataFrame, caption: str | None = None, show_claim: bool = False) -> str:
-    """Comparison records (rows of a ``comparisons.csv``) as one readable table: what is compared, the
-    paper's statement and where it was read, ours with its error and how it was made, the test (with an
-    allowance and its reason where one is used) and the verdict with its why."""
-    if records is None or not len(records):
-        return ""
-    rows = []
-    for _, r in records.iterrows():
-        ours = (
-            r.get("value_text")
-            if isinstance(r.get("value_text"), str) and r.get("value_text")
-            else _num(r.get("value"), 4)
-        )
-        if _num(r.get("err")) != "–":
-            ours += f" ± {_num(r.get('err'), 2)}"
-        allowance = ""
-        if _num(r.get("allowance")) != "–":
-            allowance = f"; allowance ± {_num(r.get('allowance'), 2)} ({r.get('allowance_reason')})"
-        p = _num(r.get("p_value"), 2)
-        row = {
-            "Compared": r["quantity"],
-            "Paper": f"{r['paper_text']} ({r['paper_source']})"
-            if isinstance(r.get("paper_source"), str) and r.get("paper_source")
-            else r["paper_text"],
-            "Ours": ours,
-            "Our error": r.get("err_method") if isinstance(r.get("err_method"), str) else "",
-            "Test": f"{r.get('test') or ''}{allowance}" + (f"; p = {p}" if p != "–" else ""),
-            "Verdict": r["verdict_text"],
-            "Note": r.get("note") if isinstance(r.get("note"), str) else "",
-        }
-        if show_claim:
-            row = {"Claim": r["claim"], **row}
-        rows.append(row)
-    return table_html(pd.DataFrame(rows), caption)
