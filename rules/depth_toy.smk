@@ -57,9 +57,30 @@ rule depth_toy_tables:
         "../scripts/depth_toy_tables.py"
 
 
+rule depth_toy_compare:
+    input:
+        exponents=depth_toy_pipeline.TABLES["exponents"],
+        convergence=depth_toy_pipeline.TABLES["convergence"],
+    output:
+        comparisons="results/depth_toy/comparisons.csv",
+    log:
+        "logs/depth_toy/compare.log",
+    benchmark:
+        "benchmarks/depth_toy/compare.tsv"
+    conda:
+        "../envs/depthwidth.yaml"
+    resources:
+        **RULES.resources("depth_toy_compare"),
+    params:
+        **RULES.params("depth_toy_compare"),
+    script:
+        "../scripts/depth_toy_compare.py"
+
+
 rule depth_toy_section:
     input:
         **depth_toy_pipeline.TABLES,
+        comparisons="results/depth_toy/comparisons.csv",
     output:
         html="results/depth_toy/section.html",
         headline="results/depth_toy/headline.json",

@@ -16,7 +16,7 @@ from depthwidth.depth_toy.exponents import (
     exponents,
     local_exponents,
 )
-from depthwidth.depth_toy.section import headline_rows
+from depthwidth.depth_toy.compare import comparisons
 
 
 def _curves(alpha: float, slow: float, kind: str = "tied", steps: int = 1000) -> pd.DataFrame:
@@ -51,20 +51,28 @@ def test_a_settled_run_passes_and_a_moving_one_does_not():
 
 def test_verdict_compares_only_a_converged_run():
     settled = convergence_test(_curves(3.0, 0.01)).iloc[0].to_dict()
-    assert convergence_verdict(settled, 2.9, 0.1, 3.0, 0.5)[0] == "agrees"
-    assert convergence_verdict(settled, 1.2, 0.1, 3.0, 0.5)[0] == "disagrees"
+    assert convergence_verdict(settled, 2.9)[0] == "converged"
+    assert convergence_verdict(settled, float("nan"))[0] == "still moving"
     moving = convergence_test(_curves(3.0, 30.0)).iloc[0].to_dict()
-    word, reason = convergence_verdict(moving, 2.9, 0.1, 3.0, 0.5)
+    word, reason = convergence_verdict(moving, 2.9)
     assert word == "still moving" and "depth 32" in reason and "+12." in reason
-    assert convergence_verdict(None, 2.9, 0.1, 3.0, 0.5)[0] == "still moving"
+    assert convergence_verdict(None, 2.9)[0] == "still moving"
 
 
-def test_headline_rows_carry_the_convergence_verdict():
+def test_comparisons_carry_the_convergence_verdict():
+    """A converged tied run near 3 gets "yes" with the allowance and its reason in the row; one far from 3
+    "no"; a moving independent run "not tested: still moving" with the test's numbers."""
     curves = pd.concat([_curves(3.0, 0.01, "tied"), _curves(1.0, 30.0, "independent")])
     last = curves[curves["step"] == 1000]
     runs = last.assign(steps=1000, final_train_loss=last["test_loss"])
-    rows = {r["quantity"]: r for r in headline_rows(runs, exponents(runs), "mse", convergence_test(curves))}
-    tied = rows["Depth exponent α_ℓ, tied-teacher (converged), toy (mse)"]
-    assert tied["agree"] is True and "Verdict: agrees: converged" in tied["note"]
-    ind = rows["Depth exponent α_ℓ, independent-teacher, toy (mse)"]
-    assert ind["agree"] is None and "Not tested: still moving;" in ind["note"]
+    rows = {c.key: c for c in comparisons(exponents(runs), convergence_test(curves), "mse")}
+    tied, ind = rows["alpha_l_tied_mse"], rows["alpha_l_independent_mse"]
+    assert tied.verdict == "yes" and tied.allowance == 0.5 and "without error" in tied.allowance_reason
+    assert tied.value == pytest.approx(3.0, abs=1e-3) and tied.err is None  # slow = 0.01 bends it a little
+    assert ind.verdict == "not tested" and ind.verdict_text.startswith("not tested: still moving")
+    assert "depth 32" in ind.verdict_text and ind.err is not None and "fitted line" in ind.err_method
+    far = pd.concat([_curves(1.5, 0.01, "tied"), _curves(1.0, 30.0, "independent")])
+    last = far[far["step"] == 1000]
+    runs = last.assign(steps=1000, final_train_loss=last["test_loss"])
+    tied = {c.key: c for c in comparisons(exponents(runs), convergence_test(far), "mse")}["alpha_l_tied_mse"]
+    assert tied.verdict == "no" and "beyond 0.5" in tied.verdict_text

@@ -145,3 +145,14 @@ def test_a_users_sweep_has_its_own_claim_prefix():
     assert v.sweep_claim("my_runs") == "sweep: my_runs" and v.sweep_claim("x").startswith(v.SWEEP_PREFIX)
     with pytest.raises(v.VerdictError, match="names the sweep"):
         v.sweep_claim("")
+
+
+def test_a_line_fit_error_is_shown_but_never_decides():
+    err = v.Error(0.02, v.LINE_FIT, unit="4 depths, one teacher replicate")
+    assert "4 depths" in err.text
+    row = v.compare(
+        "t", "a", "depth", "c", "q", v.not_tested("still moving"), value=0.47, err=err, paper_text="≈ 1"
+    )
+    assert row.err == 0.02 and row.err_method.startswith("standard error of the fitted line")
+    with pytest.raises(v.VerdictError, match="cannot decide"):
+        v.compare("t", "b", "depth", "c", "q", v.Verdict(v.YES), value=0.47, err=err, paper_text="≈ 1")

@@ -64,7 +64,10 @@ def sweep_claim(name: str) -> str:
 
 # Error methods.
 BOOTSTRAP, COVARIANCE, PROFILE, EXACT_VALUE, NO_ERROR = "bootstrap", "covariance", "profile", "exact", "none"
-ERROR_METHODS = (BOOTSTRAP, COVARIANCE, PROFILE, EXACT_VALUE, NO_ERROR)
+# The standard error of a fitted line where the data hold no resampling unit (one replicate): stated, never
+# used for a "yes" or "no" (compare refuses it there).
+LINE_FIT = "line fit"
+ERROR_METHODS = (BOOTSTRAP, COVARIANCE, PROFILE, EXACT_VALUE, LINE_FIT, NO_ERROR)
 # A covariance error stands for the bootstrap only within this factor of it (either way).
 COVARIANCE_WITHIN = 1.25
 # A bootstrap whose standard deviation feeds a verdict or a calibration needs at least this many resamples.
@@ -112,6 +115,8 @@ class Error:
             return f"profile likelihood, {100 * (self.level or 0.95):.0f} % interval"
         if self.method == EXACT_VALUE:
             return "exact (no sampling error)"
+        if self.method == LINE_FIT:
+            return f"standard error of the fitted line ({self.unit or 'no resampling unit'})"
         return "no error stated"
 
 
@@ -409,6 +414,8 @@ def compare(
         raise VerdictError(f"{stage}/{key}: paper {paper!r}: use one of {', '.join(PAPERS)}")
     if allowance and not allowance_reason:
         raise VerdictError(f"{stage}/{key}: an allowance is data with a stated reason")
+    if err.method == LINE_FIT and verdict.word in (YES, NO):
+        raise VerdictError(f"{stage}/{key}: a line-fit error cannot decide a verdict; bootstrap over a unit")
     if bound_params and err.value is not None:
         err = NONE  # a boundary solution has no error to print
     if paper_text is None:

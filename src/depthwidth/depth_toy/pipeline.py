@@ -189,8 +189,11 @@ RULES = {
         gpus=Device("depth_toy.device"),
     ),
     "depth_toy_tables": Rule(mem_mb=1000, runtime=5),
+    "depth_toy_compare": Rule(
+        params={"headline_variant": Key("depth_toy.headline_variant")}, mem_mb=1000, runtime=5
+    ),
     "depth_toy_section": Rule(
-        params={k: Key(f"depth_toy.{k}") for k in ("headline_variant", "note", "angle_samples")}
+        params={k: Key(f"depth_toy.{k}") for k in ("note", "angle_samples")}
         | {"variants": Call(variant_table)},
         mem_mb=1000,
         runtime=5,

@@ -15,25 +15,17 @@ from depthwidth.depth_toy.exponents import (  # noqa: E402
     ALPHA_TOL,
     LOSS_TOL,
     WINDOW,
-    combined_exponent,
-    convergence_verdict,
     local_exponents,
 )
 from depthwidth.depth_toy.tables import ANGLE_COLUMNS, CURVE_COLUMNS, RUN_COLUMNS, TABLES_RULE  # noqa: E402
 from depthwidth.integrity import read_table  # noqa: E402
-from depthwidth.sections import Figures, fmt_pm, headline_row, table_html, write_section  # noqa: E402
+from depthwidth.sections import Figures, comparisons_html, fmt_pm, table_html, write_section  # noqa: E402
+from depthwidth.verdicts import read_comparisons  # noqa: E402
 
 TITLE = "Depth toy: smooth vs random-walk teachers (Liu et al. 2026)"
 # colours of the report's palette (sections.THEME)
 KIND_STYLE = {"independent": ("C0", "o"), "tied": ("C3", "s")}
 PAPER = {"independent": papers.ALPHA_L_TOY_INDEPENDENT, "tied": papers.ALPHA_L_TOY_TIED}
-# The paper gives no error bars; we take 0.15 and 0.5 as its uncertainty, so "agree" means within
-# 2·sqrt(err² + tol²) of the paper's value.
-TOLERANCE = {"independent": 0.15, "tied": 0.5}
-# The paper's exponents are those of converged students: a run's exponent is compared with the paper's
-# only where it passes the convergence test (exponents.convergence_test: over the last 20 % of training
-# every depth's test loss moves by at most 5 % and α_ℓ by at most 0.1); otherwise its verdict is "still
-# moving" (exponents.convergence_verdict).
 # the columns the section reads from each table (checked with the row counts depth_toy_tables recorded)
 TABLE_COLUMNS = {
     "runs": tuple(RUN_COLUMNS),
@@ -337,43 +329,6 @@ def _angle_parts(
     ]
 
 
-def headline_rows(
-    runs: pd.DataFrame, ex: pd.DataFrame, variant: str, conv: pd.DataFrame | None = None
-) -> list[dict]:
-    """α_ℓ of ``variant`` (mean over its temperatures) per teacher kind, beside the paper's value; compared
-    only where the run passes the convergence test (``conv``: ``exponents.convergence_test``'s rows; every
-    temperature of the kind must pass), else "Not tested: still moving" with the test's numbers."""
-    rows = []
-    for kind, label in (("independent", "independent-teacher"), ("tied", "tied-teacher (converged)")):
-        val, err, n = combined_exponent(ex, kind, variant)
-        paper, tol = PAPER[kind], TOLERANCE[kind]
-        c = (
-            conv[(conv["kind"] == kind) & (conv["variant"] == variant)]
-            if conv is not None
-            else pd.DataFrame()
-        )
-        # the temperature that moved most stands for the kind (all must pass)
-        test = None if c.empty else c.loc[c["loss_change"].abs().fillna(np.inf).idxmax()].to_dict()
-        if test is not None:
-            test["converged"] = bool(c["converged"].all())
-        word, reason = convergence_verdict(test, val, err, paper.value, tol)
-        agree = {"agrees": True, "disagrees": False}.get(word)
-        note = f"mean over {n} temperature(s), inverse-variance weighted; tolerance ±{tol:g} on the paper's value."
-        note += f" Verdict: {word}: {reason}." if agree is not None else f" Not tested: {word}; {reason}."
-        rows.append(
-            headline_row(
-                f"Depth exponent α_ℓ, {label}, toy ({variant})",
-                f"≈ {paper.value:g}",
-                None if not np.isfinite(val) else val,
-                None if not np.isfinite(err) else err,
-                agree,
-                "results/depth_toy/exponents.csv",
-                note,
-            )
-        )
-    return rows
-
-
 def render(
     figs: Figures,
     runs: pd.DataFrame,
@@ -381,19 +336,19 @@ def render(
     angles: pd.DataFrame,
     teacher_angles: pd.DataFrame,
     trajectory: pd.DataFrame,
-    headline_variant: str,
+    comparisons: pd.DataFrame,
     note: str,
     n_inputs: int,
     variants_settings: list[dict],
     curves: pd.DataFrame | None = None,
     conv: pd.DataFrame | None = None,
-) -> tuple[str, list[dict]]:
-    """The section's HTML body (figures saved into ``figs``) and its headline rows."""
-    variants = list(dict.fromkeys(runs["variant"]))
-    if headline_variant not in variants:
-        headline_variant = variants[0]
+) -> str:
+    """The section's HTML body (figures saved into ``figs``); ``comparisons``: the stage's records
+    (rule depth_toy_compare), rendered as they are."""
     parts = [
         _intro(note),
+        "<h3>Comparisons with the paper</h3>"
+        + comparisons_html(comparisons, "The toy's depth exponents against the paper's statements."),
         _variant_table(variants_settings),
         *_exponent_figures(figs, runs, ex),
         *_trajectory_figure(figs, trajectory),
@@ -401,15 +356,15 @@ def render(
         _exponent_table(ex),
         *_angle_parts(figs, angles, teacher_angles, n_inputs),
     ]
-    return "\n".join(parts), headline_rows(runs, ex, headline_variant, conv)
+    return "\n".join(parts)
 
 
 def depth_toy_section(
     tables: dict[str, str],
+    comparisons: str,
     html_out: str,
     headline_out: str,
     figures_dir: str,
-    headline_variant: str,
     note: str,
     angle_samples: int,
     variants: list[dict],
@@ -418,18 +373,20 @@ def depth_toy_section(
     teacher_angles -> CSV path), write the section fragment, its headline rows and its figures.
     ``variants``: one row of settings per variant (``pipeline.variant_table``)."""
     t = {k: read_table(v, TABLES_RULE, TABLE_COLUMNS.get(k, ())) for k, v in tables.items()}
-    body, rows = render(
+    records = read_comparisons(comparisons, "depth_toy_compare")
+    body = render(
         Figures(figures_dir),
         t["runs"],
         t["exponents"],
         t["angles"],
         t["teacher_angles"],
         t["trajectory"],
-        headline_variant,
+        records,
         note,
         angle_samples,
         variants,
         t.get("curves"),
         t.get("convergence"),
     )
+    rows = [r for r in records.to_dict("records") if r["headline"]]
     write_section(html_out, headline_out, "depth_toy", TITLE, body, rows)
