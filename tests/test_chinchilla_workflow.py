@@ -59,10 +59,10 @@ def test_chinchilla_end_to_end_and_partial_rerun(completed_run, tmp_path):
         if loss == "huber":
             rep = law["replication"]["objective_huber"]
             assert c["objective"] <= rep * (1 + 1e-9)
-    # the comparisons as data: the paper's procedure to its printed digits; with the test config's 8 and 4
-    # bootstrap resamples (under 200) no row states a bootstrap error
+    # the comparisons as data: with the test config's 8 and 4 bootstrap resamples (under 200) no row states
+    # a bootstrap error; the converged optimum's lean comes from the scan's profile statistics at k = 40
     comp = pd.read_csv(wd / "results/chinchilla/comparisons.csv").set_index("key")
-    assert comp.loc["alpha_l_paper_procedure", "verdict"] in ("reproduced exactly", "no")
+    assert "alpha_l_paper_procedure" not in comp.index  # the test config runs no paper_adam variant
     assert not comp["err_method"].astype(str).str.startswith("bootstrap").any()
     assert comp.loc["alpha_l_converged", "headline"] and 0 < comp.loc["alpha_l_converged", "p_value"] < 1
     page = (wd / "results/report.html").read_text()

@@ -36,7 +36,7 @@ FORBIDDEN_CALLS = frozenset(
 # Stages whose sections still compute comparisons while they are converted to the rule above; each
 # listed stage is checked again (and must be taken off this list) once its comparisons come from its own
 # rule. Empty it when every stage is converted.
-NOT_YET = {"chinchilla", "paperfigs", "superposition"}
+NOT_YET: set[str] = set()
 
 
 def section_modules() -> list[Path]:

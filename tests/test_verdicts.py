@@ -156,3 +156,21 @@ def test_a_line_fit_error_is_shown_but_never_decides():
     assert row.err == 0.02 and row.err_method.startswith("standard error of the fitted line")
     with pytest.raises(v.VerdictError, match="cannot decide"):
         v.compare("t", "b", "depth", "c", "q", v.Verdict(v.YES), value=0.47, err=err, paper_text="≈ 1")
+
+
+def test_words_stay_words_when_read_back(tmp_path):
+    row = v.compare(
+        "s",
+        "adam",
+        "depth",
+        "c",
+        "q",
+        v.procedure_test(1.20139, 1.2014),
+        value=1.20139,
+        value_text="1.2014",
+        paper_text="1.2014",
+    )
+    v.write_comparisons(tmp_path / "c.csv", [row])
+    df = v.read_comparisons(tmp_path / "c.csv", "r")
+    assert df.loc[0, "value_text"] == "1.2014" and df.loc[0, "paper_text"] == "1.2014"
+    assert df.loc[0, "at_bound"] == "" and df.loc[0, "value"] == 1.20139

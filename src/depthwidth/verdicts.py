@@ -473,7 +473,10 @@ def write_comparisons(path: str | Path, comparisons: list[Comparison]) -> None:
 def read_comparisons(path: str | Path, rule: str) -> pd.DataFrame:
     """A comparisons file checked against its seal and the columns; ``headline`` as booleans."""
     check_sealed(path, rule)
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    # words stay words: a value_text "1.2014" is the paper's printed digits, not a number to round
+    text = ("value_text", "paper_text", "verdict_text", "note", "at_bound", "allowance_reason", "err_unit")
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={c: str for c in text})
+    df[list(text)] = df[list(text)].fillna("")
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise VerdictError(f"{path}: no column {', '.join(missing)}; remake it (its stage's comparison rule)")

@@ -41,6 +41,7 @@ log = logging.getLogger("depthwidth.chinchilla")
 # The exponents of the decomposed law, depth first, and their symbols (depthwidth.laws.law).
 EXPONENTS = tuple(EXPONENT_LABELS)
 EXPONENT_NAMES = {a: symbol for a, (symbol, _) in EXPONENT_LABELS.items()}
+EXPONENT_WHAT = {a: what for a, (_, what) in EXPONENT_LABELS.items()}
 # The values compared at each choice: α_ℓ = 1 (ensemble averaging) against the depth paper's 1.2 ± 0.3;
 # α_m = 1 (strong superposition) against the superposition paper's LLM value 0.91. α_D has no claimed value.
 TESTED = {"alpha_l": (1.0, 1.2, 1.3), "alpha_m": (1.0, 0.91), "alpha_D": ()}

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from depthwidth.chinchilla.robustness import EXPONENT_NAMES, EXPONENT_WHAT
 from depthwidth.papers import ALPHA_L_CHINCHILLA, CHINCHILLA_ADAM_FIT
 from depthwidth.sections import Figures, fmt_pm, plain_log_ticks, table_html
 
@@ -18,12 +19,15 @@ from depthwidth.sections import Figures, fmt_pm, plain_log_ticks, table_html
 # them (matplotlib mathtext), depth first.
 PARAMS = ("c_m", "alpha_m", "c_l", "alpha_l", "c_D", "alpha_D", "L0")
 COEFFICIENTS = ("c_m", "c_l", "c_D")
-MATH = {"alpha_l": r"$\alpha_\ell$", "alpha_m": r"$\alpha_m$", "alpha_D": r"$\alpha_D$"}
-AXIS = {
-    "alpha_l": r"$\alpha_\ell$ (depth)",
-    "alpha_m": r"$\alpha_m$ (width)",
-    "alpha_D": r"$\alpha_D$ (data)",
-}
+
+
+def mathtext(symbol: str) -> str:
+    """An exponent's symbol ("α_ℓ") as matplotlib mathtext ("$\\alpha_\\ell$")."""
+    return "$" + symbol.replace("α", r"\alpha").replace("ℓ", r"\ell") + "$"
+
+
+MATH = {a: mathtext(s) for a, s in EXPONENT_NAMES.items()}
+AXIS = {a: f"{MATH[a]} ({EXPONENT_WHAT[a]})" for a in EXPONENT_NAMES}
 OBJECTIVE_TEXT = {"squared": "Σ(log L − log L̂)²", "huber": "Σ Huber_δ(log L − log L̂)"}
 # How the text names a fit from its record's ``loss``.
 LOSS_NAMES = {"squared": "least squares", "huber": "Huber"}

@@ -11,9 +11,8 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.chinchilla.identify import sweep_shape
+from depthwidth.chinchilla.robustness import EXPONENT_NAMES
 from depthwidth.sections import Figures, plain_log_ticks, table_html
-
-EXPONENT_SYMBOLS = {"alpha_l": "α_ℓ", "alpha_m": "α_m", "alpha_D": "α_D"}
 
 
 def sweeps_html(figs: Figures, summaries: list[dict], rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
@@ -79,7 +78,7 @@ def exponent_table(summaries: list[dict], bounds: dict[str, str] | None = None) 
     rows = []
     for s in summaries:
         bound = bounds.get(s["sweep"], ", ".join(s["at_bound"]))
-        for a, symbol in EXPONENT_SYMBOLS.items():
+        for a, symbol in EXPONENT_NAMES.items():
             prof = s["profiles"].get(a) if not bound else None
             iv = prof["intervals"] if prof else None
             rows.append(
