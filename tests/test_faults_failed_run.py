@@ -6,6 +6,7 @@ back to the results of an uninterrupted run."""
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import pandas as pd
@@ -79,8 +80,6 @@ def test_a_new_input_after_an_upgrade_is_made_not_stopped_on(completed_run, tmp_
     old work folder, while the job that will make it has a log. Snakemake's records say no present output
     was built from it, so the plain command plans its job and the consumer's (its input set changed)
     instead of stopping. The same missing file that the consumer's record lists stops the run."""
-    import json
-
     wd = copy_work_folder(completed_run, tmp_path / "wd")
     cell = next(c for c in _cells(wd) if c.name == "train.json")  # an output (not its seal)
     (wd / cell).unlink()
@@ -98,3 +97,31 @@ def test_a_new_input_after_an_upgrade_is_made_not_stopped_on(completed_run, tmp_
     assert stripped >= 1  # the consumer's records, as the version before the new input wrote them
     planned = dry_run(wd)
     assert planned.get("superposition_train", 0) >= 1 and planned.get("superposition_tables") == 1, planned
+
+
+def test_a_job_killed_before_it_opened_its_log_leaves_no_silent_hole(completed_run, tmp_path):
+    """A job killed in its first second (before its script opened the log; Snakemake deletes the old log
+    when a job starts, and the outputs of a job that fails): a fit cell's fit.json, bootstrap.csv and log
+    are gone while the section and the report made from them are present. The plain command stops naming
+    both files (from Snakemake's record of the section's inputs, not from the log), and the printed
+    command brings back the cell with the numbers it had."""
+    wd = copy_work_folder(completed_run, tmp_path / "wd")
+    cell = "results/chinchilla/fits/decomposed/squared"
+    gone = [f"{cell}/fit.json", f"{cell}/bootstrap.csv"]
+    before = {f: pd.read_csv(wd / f) if f.endswith(".csv") else (wd / f).read_text() for f in gone}
+    for f in [*gone, "logs/chinchilla/fits/decomposed/squared/fit.log"]:
+        (wd / f).unlink()
+    q = run(wd, "-n", "--cores", "1", check=False)
+    text = q.stdout + q.stderr
+    assert q.returncode != 0 and "Nothing to be done" not in text, text[-3000:]
+    assert "2 file(s) that results/report.html was built from are missing" in text, text[-3000:]
+    fix = next(line.strip() for line in text.splitlines() if line.strip().startswith("snakemake --cores all"))
+    assert shlex.split(fix)[-2:] == gone, fix
+    run(wd, *shlex.split(fix)[1:], timeout=900)  # as printed (-s, -d and --configfile added)
+    assert dry_run(wd) == {}
+    assert pd.read_csv(wd / gone[1]).equals(before[gone[1]])
+    fit_now, fit_then = json.loads((wd / gone[0]).read_text()), json.loads(before[gone[0]])
+    assert fit_now["params"] == fit_then["params"], (fit_now["params"], fit_then["params"])
+    assert pd.read_csv(wd / "results/headline.csv").equals(
+        pd.read_csv(completed_run / "results/headline.csv")
+    )
