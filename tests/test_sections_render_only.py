@@ -149,8 +149,8 @@ def test_sections_render_comparison_records_with_readable_headers(tmp_path):
 
     boot = v.bootstrap_error(np.random.default_rng(0).normal(0.9, 0.05, 400), "models")
     records = [
-        v.compare("s", "a", "depth", "c", "α_m", v.difference_test(0.9, boot, 0.91, 0.04), value=0.9, err=boot,
-                  paper_value=0.91, paper_err=0.04),
+        v.compare("s", "a", "depth", "c", "α_m", v.difference_test(0.9, boot, 0.91, 0.04, 0.1), value=0.9, err=boot,
+                  paper_value=0.91, paper_err=0.04, allowance=0.1, allowance_reason="drawn, no error"),
         v.compare("s", "b", "depth", "c", "α_ℓ", v.not_tested("the fit ends at a bound (alpha_m)"), value=10.0,
                   err=boot, paper_value=1.2, bound_params=["alpha_m"], headline=False),
         v.compare("s", "c", "depth", "c", "θ", v.not_tested("stated in words"), value_text="not run",
@@ -162,6 +162,7 @@ def test_sections_render_comparison_records_with_readable_headers(tmp_path):
     assert html.count("<tr") == 4 and ">This run</th>" in html and "err_method" not in html
     assert "0.9 ± 0.05" in html and "bootstrap over models, 400 resamples" in html
     assert "10 (at a bound: alpha_m; no error)" in html and "not run" in html
+    assert "+ allowance; allowance 0.1 (drawn, no error)" in html  # an allowance is shown with its reason
     rows = headline_records(df)
     assert [r["key"] for r in rows] == ["a", "c"] and rows[0]["agree"] is True and rows[1]["agree"] is None
     assert rows[1]["value"] is None and rows[0]["source"] == ""

@@ -170,7 +170,8 @@ def comparisons_html(comparisons: pd.DataFrame, caption: str | None = None) -> s
     for r in comparisons.to_dict("records"):
         r = {k: (None if _missing(v) else v) for k, v in r.items()}
         err = r["err_method"] if r.get("err_method") not in (None, "none") else ""
-        test = "; ".join(str(x) for x in (r.get("test"), r.get("note")) if x)
+        allowance = f"allowance {r['allowance']:g} ({r['allowance_reason']})" if r.get("allowance") else ""
+        test = "; ".join(str(x) for x in (r.get("test"), allowance, r.get("note")) if x)
         body.append(
             "<tr>"
             + _cell(str(r["quantity"]))
