@@ -1,7 +1,7 @@
 """Sections only render: no fit, bootstrap or comparison with a paper runs at section time. Every
 comparison is computed by a stage's own rule (``results/<stage>/comparisons.csv``, ``depthwidth.verdicts``)
 and the section reads it. This scans the section code with ``ast``: each ``src/depthwidth/*/section.py``,
-every module of the package whose name contains "section" (the helpers a stage splits its section into),
+every module of the package whose name contains "section" (the parts a stage splits its section into),
 and ``src/depthwidth/sections.py``."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _stage(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
-def test_the_scan_covers_every_stage_section_and_the_shared_helpers():
+def test_the_scan_covers_every_stage_section_and_the_shared_module():
     stages = {_stage(p) for p in section_modules()}
     every = {"lm_head", "hidden_states", "causal_tracing", "chinchilla", "superposition", "depth_toy"}
     assert every | {"paperfigs", "sections"} <= stages
