@@ -1,7 +1,7 @@
 """Sections only render: no fit, bootstrap or comparison with a paper runs at section time. Every
 comparison is computed by a stage's own rule (``results/<stage>/comparisons.csv``, ``depthwidth.verdicts``)
 and the section reads it. This scans the section code with ``ast``: each ``src/depthwidth/*/section.py``,
-every module of the package whose name contains "section" (the helpers a stage splits its section into),
+every module of the package whose name contains "section" (the parts a stage splits its section into),
 and ``src/depthwidth/sections.py``."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _stage(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
-def test_the_scan_covers_every_stage_section_and_the_shared_helpers():
+def test_the_scan_covers_every_stage_section_and_the_shared_module():
     stages = {_stage(p) for p in section_modules()}
     every = {"lm_head", "hidden_states", "causal_tracing", "chinchilla", "superposition", "depth_toy"}
     assert every | {"paperfigs", "sections"} <= stages
@@ -149,8 +149,8 @@ def test_sections_render_comparison_records_with_readable_headers(tmp_path):
 
     boot = v.bootstrap_error(np.random.default_rng(0).normal(0.9, 0.05, 400), "models")
     records = [
-        v.compare("s", "a", "depth", "c", "α_m", v.difference_test(0.9, boot, 0.91, 0.04), value=0.9, err=boot,
-                  paper_value=0.91, paper_err=0.04),
+        v.compare("s", "a", "depth", "c", "α_m", v.difference_test(0.9, boot, 0.91, 0.04, 0.1), value=0.9, err=boot,
+                  paper_value=0.91, paper_err=0.04, allowance=0.1, allowance_reason="drawn, no error"),
         v.compare("s", "b", "depth", "c", "α_ℓ", v.not_tested("the fit ends at a bound (alpha_m)"), value=10.0,
                   err=boot, paper_value=1.2, bound_params=["alpha_m"], headline=False),
         v.compare("s", "c", "depth", "c", "θ", v.not_tested("stated in words"), value_text="not run",
@@ -162,6 +162,7 @@ def test_sections_render_comparison_records_with_readable_headers(tmp_path):
     assert html.count("<tr") == 4 and ">This run</th>" in html and "err_method" not in html
     assert "0.9 ± 0.05" in html and "bootstrap over models, 400 resamples" in html
     assert "10 (at a bound: alpha_m; no error)" in html and "not run" in html
+    assert "+ allowance; allowance 0.1 (drawn, no error)" in html  # an allowance is shown with its reason
     rows = headline_records(df)
     assert [r["key"] for r in rows] == ["a", "c"] and rows[0]["agree"] is True and rows[1]["agree"] is None
     assert rows[1]["value"] is None and rows[0]["source"] == ""

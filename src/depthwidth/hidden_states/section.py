@@ -66,11 +66,12 @@ def models_table(summaries: dict[str, dict]) -> pd.DataFrame:
 
 
 def _curves(ax, tables: dict[str, pd.DataFrame], metric: str, scale: float = 1.0, band: bool = True) -> None:
-    for name, tab in tables.items():
+    for i, (name, tab) in enumerate(tables.items()):
         s = tab[tab.metric == metric]
         if s.empty:
             continue
-        (line,) = ax.plot(s.rel_depth, s["mean"] * scale, marker="o", ms=3, label=name)
+        # one colour per model in every panel, whichever models have this metric
+        (line,) = ax.plot(s.rel_depth, s["mean"] * scale, marker="o", ms=3, label=name, color=f"C{i % 10}")
         if band and "q25" in s:
             ax.fill_between(s.rel_depth, s.q25 * scale, s.q75 * scale, color=line.get_color(), alpha=0.15)
 
@@ -120,10 +121,12 @@ def norm_progress_loss_figure(tables: dict[str, pd.DataFrame]):
         title="progress towards $h_L$",
     )
     _curves(axes[2], tables, "loss_last_block", band=False)
-    for name, tab in tables.items():
+    for i, (name, tab) in enumerate(tables.items()):
         s = tab[tab.metric == "loss_logit_lens"]
         if not s.empty:
-            axes[2].plot(s.rel_depth, s["mean"], ls=":", lw=1, label=f"{name} (logit lens)")
+            axes[2].plot(
+                s.rel_depth, s["mean"], ls=":", lw=1, color=f"C{i % 10}", label=f"{name} (logit lens)"
+            )
     axes[2].set(xlabel="relative depth $l/L$", ylabel="next-token loss (nats)", title="loss by depth")
     for ax in axes:
         ax.legend(fontsize=7)
@@ -174,7 +177,8 @@ def improvement_figure(summaries: dict[str, dict]):
     for name in models:
         h = summaries[name]["improvement_depth_hist_loss_last_block"]
         c, e = np.asarray(h["counts"], float), np.asarray(h["edges"])
-        ax.step(e[1:], c / max(c.sum(), 1), where="pre", label=name)
+        color = f"C{list(summaries).index(name) % 10}"  # the model's colour in the other figures
+        ax.step(e[1:], c / max(c.sum(), 1), where="pre", label=name, color=color)
     ax.set(
         xlabel="relative depth reached with ≥ 90 % of the token's loss gain",
         ylabel="share of tokens",
@@ -204,8 +208,8 @@ LOSS_CAPTION = (
     "Left: mean norm of h_l. Middle: progress s_l of h_l along h_L − h_0 (band: 25–75 % quantiles; "
     "dashed: equal steps). "
     "Right: mean next-token loss when decoding after l layers: solid, the paper's variant (h_l through "
-    "the last block, final norm and LM head); dotted, the plain logit lens (final norm and LM head "
-    "only). Encoders have no loss."
+    "the last block, final norm and LM head); dotted in the same colour, the plain logit lens (final norm "
+    "and LM head only). One colour per model in every panel; encoders have no loss."
 )
 PROFILES_CAPTION = (
     "Top: each token's θ profile projected on its first two principal components (a random "
