@@ -162,7 +162,7 @@ def test_sections_render_comparison_records_with_readable_headers(tmp_path):
     assert html.count("<tr") == 4 and ">This run</th>" in html and "err_method" not in html
     assert "0.9 ± 0.05" in html and "bootstrap over models, 400 resamples" in html
     assert "10 (at a bound: alpha_m; no error)" in html and "not run" in html
-    assert "+ allowance; allowance 0.1 (drawn, no error)" in html  # an allowance is shown with its reason
+    assert "+ allowance; allowance ± 0.1 (drawn, no error)" in html  # an allowance is shown with its reason
     rows = headline_records(df)
     assert [r["key"] for r in rows] == ["a", "c"] and rows[0]["agree"] is True and rows[1]["agree"] is None
     assert rows[1]["value"] is None and rows[0]["source"] == ""

@@ -162,7 +162,7 @@ def convergence_verdict(test: dict | None, alpha: float) -> tuple[str, str]:
     if test is None or not np.isfinite(test.get("loss_change", np.nan)):
         return (
             "still moving",
-            f"no test-loss evaluations inside the last {pct:.0f} % of training to test convergence",
+            "no test curve with two evaluations: nothing to test convergence with",
         )
     moved = (
         f"from step {test['step_from']} to {test['steps']} (the last {pct:.0f} % of training or more) the test loss of "

@@ -198,6 +198,7 @@ def _convergence_fig(curves: pd.DataFrame, local: pd.DataFrame, variant: str):
         for ax in axes[:, col]:
             ax.axvline((1 - WINDOW) * k["step"].max(), color="grey", ls="--", lw=0.8)
             ax.set_xscale("log")
+            ax.tick_params(axis="x", which="minor", labelbottom=False)  # overlapping 2×10², 3×10², ...
             ax.set_xlabel("training step")
             ax.legend(fontsize=7)
         axes[0][col].set_yscale("log")
