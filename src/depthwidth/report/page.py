@@ -381,7 +381,7 @@ def render_page(
             verdicts=Markup(verdicts_html(papers)),
             headline=Markup(headline_table_html(papers, reduced)),
             sweeps=Markup(sweeps_table_html(sweeps)),
-            synthesis=Markup(synthesis_html),
+            synthesis=Markup(layout_fragment("synthesis", synthesis_html) if synthesis_html else ""),
             intro=Markup(intro_html),
             provenance=Markup(provenance_html),
         )
