@@ -323,7 +323,8 @@ def test_overlap_scaling_is_not_tested_with_fewer_than_three_widths(widths):
     import pandas as pd
 
     from depthwidth.lm_head.section import geometry_headlines
-    from depthwidth.report.page import headline_table_html, verdict
+    from depthwidth.report.page import headline_table_html
+    from depthwidth.report.rows import normalise
 
     geo_rows = []
     for k, m in enumerate(widths):
@@ -334,10 +335,10 @@ def test_overlap_scaling_is_not_tested_with_fewer_than_three_widths(widths):
     assert len(rows) == len(widths)  # no slope row
     assert all(r["value"] > 50 for r in rows)  # far from random directions' 1
     for r in rows:
-        assert r["agree"] is None and verdict(r) == ("untested", "not tested")
+        assert r["agree"] is None and normalise(r, "lm_head")["verdict"] == "not tested"
         assert f"{len(widths)} width" in r["note"] and "three or more widths" in r["note"]
-    table = headline_table_html(rows, {"lm_head": True})
-    assert ">no<" not in table and table.count(">not tested<") == len(widths)
+    table = headline_table_html([normalise(r, "lm_head") for r in rows], {"lm_head": True})
+    assert ">no<" not in table and table.count(">not tested: ") == len(widths)
 
 
 def test_config_cross_checks_name_the_key_and_fix():
