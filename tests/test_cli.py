@@ -42,7 +42,6 @@ def test_every_runnable_module_answers_help_with_its_usage():
     assert {
         "depthwidth",
         "depthwidth.chinchilla",
-        "depthwidth.laws",
         "depthwidth.config",
         "depthwidth.cli",
     } <= set(mods)

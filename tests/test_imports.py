@@ -147,7 +147,6 @@ LAYERS = (
             "depthwidth.cli",
             "depthwidth.__main__",
             "depthwidth.chinchilla.__main__",
-            "depthwidth.laws.__main__",
         ),
     ),
 )

@@ -2,7 +2,7 @@
 
     depthwidth fit runs.csv --width d_model --depth n_layers --tokens D --loss loss
     depthwidth fit runs.csv --params N --tokens D --loss loss          # the Chinchilla law alone
-    python -m depthwidth fit ...        # the same (also python -m depthwidth.chinchilla, depthwidth.laws)
+    python -m depthwidth fit ...        # the same (also python -m depthwidth.chinchilla)
 
 With width and depth, the table is fitted exactly as a ``chinchilla.sweeps`` entry of the workflow (rules
 chinchilla_sweep_points and chinchilla_sweep_identify, the schema's default settings unless an option
@@ -20,7 +20,10 @@ import math
 import sys
 from pathlib import Path
 
-EXPONENT_NAMES = {"alpha_m": "α_m (width)", "alpha_l": "α_ℓ (depth)", "alpha_D": "α_D (tokens)"}
+from depthwidth.laws.law import EXPONENT_LABELS, EXPONENTS
+
+# "α_ℓ (depth)", ... from the one table of exponent names (laws.law.EXPONENT_LABELS)
+EXPONENT_NAMES = {a: f"{sym} ({what})" for a, (sym, what) in EXPONENT_LABELS.items()}
 
 
 def _fmt(x, digits: int = 4) -> str:
@@ -76,7 +79,7 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--profile",
         nargs="+",
-        choices=("alpha_m", "alpha_l", "alpha_D"),
+        choices=EXPONENTS,
         help="exponents to profile (default: the sweep default, alpha_l)",
     )
     f.add_argument("--drop-highest", type=int, help="leave out the k highest-loss runs (default 0)")
@@ -153,7 +156,7 @@ def sweep_lines(s: dict, df) -> list[str]:
         + ("" if s["converged"] else " (the fit did NOT converge)"),
         f"  {'exponent':<14}{'value':>10}{'se (lmfit)':>12}  {'95 % profile interval':<26}identified",
     ]
-    for a in ("alpha_m", "alpha_l", "alpha_D"):
+    for a in EXPONENTS:
         p = s["params"][a]
         ident = s["identified"].get(a)
         word = "yes" if ident else f"no: {why_not_identified(s, a, df)}"

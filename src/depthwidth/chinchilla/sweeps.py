@@ -607,7 +607,10 @@ def main(argv: list[str] | None = None) -> int:
     except SweepError as e:
         print(e)
         return 1
-    counts = ", ".join(f"{df[c].nunique()} {c}s" for c in ("width", "depth", "tokens"))
+    counts = ", ".join(
+        f"{df[c].nunique()} {w}"
+        for c, w in (("width", "widths"), ("depth", "depths"), ("tokens", "token counts"))
+    )
     print(f"ok: {a.file}: {len(df)} runs, {counts}, {df['group'].nunique()} group(s)")
     return 0
 

@@ -246,11 +246,38 @@ _TABLE = re.compile(r"<table\b([^>]*)>(.*?)</table>", re.S)
 WIDE_COLUMNS = 9
 
 
+# A table of more columns than this and at most TRANSPOSE_ROWS rows is shown transposed (one row per
+# column): 27 columns side by side do not fit a page, 27 rows of three values do.
+TRANSPOSE_COLUMNS, TRANSPOSE_ROWS = 16, 8
+_CELL = re.compile(r"<t([hd])\b[^>]*>(.*?)</t[hd]>", re.S)
+
+
+def _transposed(attrs: str, body: str) -> str | None:
+    """A plain table (one header row, no spans) with its rows and columns swapped; None where it is not
+    plain or not wide and short enough to be worth it."""
+    if "colspan" in body or "rowspan" in body or "<thead" not in body:
+        return None
+    rows = [[c for _, c in _CELL.findall(r)] for r in re.findall(r"<tr\b[^>]*>(.*?)</tr>", body, re.S)]
+    if len(rows) < 2 or len(rows[0]) <= TRANSPOSE_COLUMNS or len(rows) - 1 > TRANSPOSE_ROWS:
+        return None
+    if any(len(r) != len(rows[0]) for r in rows):
+        return None
+    lines = [f"<table{attrs}><tbody>"]
+    for j, name in enumerate(rows[0]):
+        cells = "".join(f"<td>{r[j]}</td>" for r in rows[1:])
+        lines.append(f"<tr><th>{name}</th>{cells}</tr>")
+    lines.append("</tbody></table>")
+    return "".join(lines)
+
+
 def _mark_wide(m: re.Match) -> str:
     attrs, body = m.group(1), m.group(2)
     head = body.split("</tr>", 1)[0]
     if head.count("<th") <= WIDE_COLUMNS:
         return m.group(0)
+    flipped = _transposed(attrs.replace('class="', 'class="transposed ', 1), body)
+    if flipped is not None:
+        return flipped
     if 'class="' in attrs:
         attrs = attrs.replace('class="', 'class="wide ', 1)
     elif "class='" in attrs:
@@ -354,7 +381,7 @@ def render_page(
             verdicts=Markup(verdicts_html(papers)),
             headline=Markup(headline_table_html(papers, reduced)),
             sweeps=Markup(sweeps_table_html(sweeps)),
-            synthesis=Markup(synthesis_html),
+            synthesis=Markup(layout_fragment("synthesis", synthesis_html) if synthesis_html else ""),
             intro=Markup(intro_html),
             provenance=Markup(provenance_html),
         )
