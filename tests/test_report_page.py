@@ -299,6 +299,8 @@ def test_a_users_sweep_gets_its_own_table_and_file_and_leaves_headline_csv_as_it
     assert list(sweeps["claim"]) == ["sweep: mine"] and tuple(sweeps.columns) == COLUMNS
     page = (run_folder / "results/report.html").read_text()
     head = page.index("id='headline'")
-    assert page.index("id='verdicts'") < head < page.index("<h2>Your sweeps</h2>") < page.index("id='sweeps'")
-    assert "α_ℓ (sweep mine)" not in page[head : page.index("<h2>Your sweeps</h2>")]
+    assert (
+        page.index("id='verdicts'") < head < page.index("<h2>Sweeps of runs</h2>") < page.index("id='sweeps'")
+    )
+    assert "α_ℓ (sweep mine)" not in page[head : page.index("<h2>Sweeps of runs</h2>")]
     assert "The depth paper" in page[:head] and "reproduced" in page[:head]

@@ -485,7 +485,8 @@ def sweep_rows(s: dict, runs: pd.DataFrame) -> list:
                 lean if verdict.word not in (V.CANNOT_TELL, V.NO) and not bound else "",
                 f"not identified: {why}" if why and not s["identified"].get("alpha_l", False) else "",
             ),
-            headline=False,
+            # on the first screen in the sweeps' own table (claim "sweep: …"), never among the papers' rows
+            headline=True,
             link=LINK,
         )
     ]

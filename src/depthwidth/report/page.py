@@ -209,13 +209,14 @@ def headline_table_html(records: list[dict], reduced: dict | None = None) -> str
 
 
 def sweeps_table_html(records: list[dict]) -> str:
-    """Your sweeps (claims "sweep: <name>"): their own table, below the papers' (empty: nothing)."""
+    """The sweeps of runs (claims "sweep: <name>"): their own table, below the papers' (empty: nothing)."""
     if not records:
         return ""
     out = [
-        "<section id='your-sweeps'><h2>Your sweeps</h2><p class='note'>The sweeps of "
-        "<code>chinchilla.sweeps</code> beyond the built-in ones: fitted with the same law and checks, shown "
-        "apart from the papers' rows and written to results/your_sweeps.csv (not results/headline.csv).</p>"
+        "<section id='your-sweeps'><h2>Sweeps of runs</h2><p class='note'>The sweeps of "
+        "<code>chinchilla.sweeps</code> (the built-in public ones and yours): fitted with the same law and "
+        "checks, shown apart from the papers' rows and written to results/your_sweeps.csv (not "
+        "results/headline.csv).</p>"
         "<table class='tbl' id='sweeps'><thead><tr><th>sweep</th><th>quantity</th><th>this run</th>"
         "<th>interval</th><th>verdict</th><th>note</th></tr></thead><tbody>"
     ]
