@@ -32,12 +32,12 @@ WORKFLOW = ("Snakefile", "rules", "scripts", "src", "schemas", "config.yaml", "c
 # what an older version of the depth-toy section did: "no" where this version says "not tested"
 OLD_DEPTH_TOY_SECTION = """
 
-_headline_row = headline_row
+_write_section = write_section
 
 
-def headline_row(*args, **kwargs):  # noqa: F811 - the older version's verdicts
-    row = _headline_row(*args, **kwargs)
-    return {**row, "agree": False if row["agree"] is None else row["agree"]}
+def write_section(html_out, headline_out, stage, title, body, rows):  # noqa: F811 - the older verdicts
+    old = [{**r, "verdict": "no", "verdict_text": "no"} if r["verdict"] == "not tested" else r for r in rows]
+    return _write_section(html_out, headline_out, stage, title, body, old)
 """
 
 

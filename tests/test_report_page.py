@@ -15,7 +15,8 @@ import pytest  # noqa: E402
 from _pipeline import planned_jobs, run  # noqa: E402
 from depthwidth.report import pipeline  # noqa: E402
 from depthwidth.rules import job_params  # noqa: E402
-from depthwidth.sections import Figures, headline_row, write_section  # noqa: E402
+from depthwidth import verdicts as v  # noqa: E402
+from depthwidth.sections import Figures, write_section  # noqa: E402
 from depthwidth.report.page import FigureError, embed_figures, report  # noqa: E402
 from depthwidth.verdicts import COLUMNS  # noqa: E402
 
@@ -133,7 +134,17 @@ def _section(stage: str, n_figures: int = 1) -> None:
         fig, ax = plt.subplots(figsize=(2, 2))
         ax.plot([0, 1], [0, i + 1])
         body += figs.html(fig, f"line{i}", f"Line {i}. A caption.")
-    row = headline_row(f"{stage} quantity", "1 ± 0.1", 1.05, 0.02, True, stage)
+    row = v.compare(
+        stage,
+        "q",
+        "depth",
+        "a claim",
+        f"{stage} quantity",
+        v.difference_test(1.05, v.Error(0.02, v.COVARIANCE, unit="runs", resamples=200), 1.0, 0.1),
+        value=1.05,
+        paper_value=1.0,
+        paper_err=0.1,
+    ).row()
     write_section(
         f"results/{stage}/section.html", f"results/{stage}/headline.json", stage, stage, body, [row]
     )
@@ -215,20 +226,26 @@ def test_figure_outside_declared_folders_is_an_error():
 
 
 def test_headline_verdicts_grouped_by_paper_and_the_configuration_stated_once():
-    """Legacy rows and comparison records in one table, grouped by paper then claim; the verdict words
-    are the records'; the configuration is said once, above; a fit at a bound prints no error; the
-    paper's printed digits are kept (1.2014)."""
-    from depthwidth import verdicts as v
+    """Comparison records in one table, grouped by paper then claim; the verdict words are the records';
+    the configuration is said once, above; a fit at a bound prints no error; the paper's printed digits
+    are kept (1.2014)."""
     from depthwidth.report.page import headline_table_html
     from depthwidth.report.rows import normalise
 
-    legacy = [
-        (headline_row("a", "1 ± 0.1", 1.05, 0.02, True, "s"), "chinchilla"),
-        (headline_row("b", "1 ± 0.1", 2.0, 0.02, False, "s"), "superposition"),
-        (headline_row("c", "≈ 1", 0.5, None, None, "s", "Not tested: one width"), "lm_head"),
-        (headline_row("d", "–", 0.3, 0.01, None, "s"), "chinchilla"),
+    err = v.Error(0.02, v.COVARIANCE, unit="runs", resamples=200)
+    made = [
+        ("chinchilla", "a", "depth", v.difference_test(1.05, err, 1.0, 0.1), 1.05, "1 ± 0.1"),
+        ("superposition", "b", "superposition", v.difference_test(2.0, err, 1.0, 0.1), 2.0, "1 ± 0.1"),
+        ("lm_head", "c", "superposition", v.not_tested("one width"), 0.5, "≈ 1"),
+        ("chinchilla", "d", "depth", v.no_paper_number(), 0.3, None),
     ]
-    rows = [normalise(r, stage) for r, stage in legacy]
+    rows = [
+        normalise(
+            v.compare(stage, key, paper, f"claim {key}", key, verdict, value=value, paper_text=text).row(),
+            stage,
+        )
+        for stage, key, paper, verdict, value, text in made
+    ]
     assert [r["verdict_text"] for r in rows] == ["yes", "no", "not tested: one width", "–"]
     adam = v.compare(
         "chinchilla",

@@ -1,4 +1,4 @@
-"""The report's headline rows: comparison records and legacy rows read alike, users' sweeps kept apart,
+"""The report's headline rows: comparison records checked, users' sweeps kept apart,
 and the first screen's verdict per paper computed from the rows."""
 
 from __future__ import annotations
@@ -9,41 +9,25 @@ from depthwidth import verdicts as v
 from depthwidth.report.rows import (
     RowError,
     claim_verdict,
-    from_legacy,
     normalise,
     paper_verdicts,
     split_rows,
 )
-from depthwidth.sections import headline_row
 
 
 def _rec(stage, key, paper, claim, verdict, **kw):
     return v.compare(stage, key, paper, claim, key, verdict, paper_text="1 ± 0.1", **kw).row()
 
 
-def test_records_pass_through_and_legacy_rows_become_records():
+def test_records_pass_through_and_anything_else_is_refused():
     rec = _rec(
         "chinchilla", "alpha_l", "depth", "α_ℓ from the Chinchilla runs", v.procedure_test(1.2014, 1.2014)
     )
     assert normalise(rec, "chinchilla") == {c: rec[c] for c in v.COLUMNS}
-    legacy = headline_row(
-        "α_ℓ (sweep openlm_grid)", "1.2 ± 0.3", 1.353, 0.84, None, "s", "Not tested: open; x"
-    )
-    out = normalise(legacy, "chinchilla")
-    assert set(out) == set(v.COLUMNS)
-    assert out["paper"] == "depth" and out["claim"] == "α_ℓ on public sweeps of runs"
-    assert out["verdict"] == v.NOT_TESTED and out["verdict_text"] == "not tested: open"
-    assert out["value"] == pytest.approx(1.353) and out["link"] == "docs/stages/chinchilla.md"
-    # a sweep the user added (not a built-in one) gets the sweep claim
-    mine = normalise(headline_row("α_ℓ (sweep my_runs)", "≈ 1", 0.07, 41.0, None, "s"), "chinchilla")
-    assert mine["claim"] == v.sweep_claim("my_runs")
-    assert (
-        from_legacy(headline_row("q", "–", 0.3, 0.01, None, "s"), "lm_head")["verdict"] == v.NO_PAPER_NUMBER
-    )
-    assert (
-        from_legacy(headline_row("q", "1", "not fitted", None, None, "s"), "lm_head")["value_text"]
-        == "not fitted"
-    )
+    # a row in the shape the sections wrote before every stage made comparison records
+    old = {"quantity": "q", "paper": "1", "value": 1.0, "err": 0.1, "agree": True, "source": "s", "note": ""}
+    with pytest.raises(RowError, match="comparison record's keys"):
+        normalise(old, "lm_head")
     with pytest.raises(RowError, match="comparison record's keys"):
         normalise({"quantity": "q"}, "chinchilla")
     with pytest.raises(RowError, match="verdict 'supports'"):

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from depthwidth.optimal_shape import shape_exponents
-from depthwidth.sections import agree_within
 from depthwidth.report.synthesis import propagate, synthesis_rows
 
 
@@ -29,9 +28,3 @@ def test_rows_use_llm_width_exponent_when_present():
     rows = synthesis_rows(fit, {"status": "ok", "alpha": 0.8, "alpha_err": 0.05})
     assert [r["alpha_m"] for r in rows] == [0.95, 0.8, 0.91]
     assert len(synthesis_rows(fit, {"status": "skipped"})) == 2
-
-
-def test_agreement_is_within_two_combined_errors():
-    assert agree_within(1.33, 0.29, 1.2, 0.3) is True
-    assert agree_within(3.0, 0.1, 1.2, 0.3) is False
-    assert agree_within(1.0, None, None, None) is None

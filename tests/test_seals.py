@@ -713,7 +713,8 @@ def test_chinchilla_consumers_check_what_they_read(tmp_path):
 def test_report_checks_headline_and_figures(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
-    from depthwidth.sections import Figures, headline_row, write_section
+    from depthwidth import verdicts
+    from depthwidth.sections import Figures, write_section
     from depthwidth.report.page import report
 
     monkeypatch.chdir(tmp_path)
@@ -727,7 +728,11 @@ def test_report_checks_headline_and_figures(tmp_path, monkeypatch):
         "lm_head",
         "t",
         body,
-        [headline_row("q", "1", 1.0, 0.1, True, "s")],
+        [
+            verdicts.compare(
+                "lm_head", "q", "superposition", "c", "q", verdicts.no_paper_number(), value=1.0
+            ).row()
+        ],
     )
     integrity.write_json("results/lm_head/width_fit.json", {"status": "skipped"})
     inputs = {

@@ -20,10 +20,8 @@ from depthwidth.files import atomic_write_bytes, atomic_write_text  # noqa: E402
 from depthwidth.integrity import seal  # noqa: E402
 
 # A headline row is a comparison record (depthwidth.verdicts.Comparison.row(): these keys and the rest of
-# verdicts.COLUMNS) or, until every stage writes records, a legacy row with HEADLINE_KEYS (LEGACY: remove
-# HEADLINE_KEYS, headline_row and the legacy branch of write_section's check with the last legacy stage).
+# verdicts.COLUMNS), made by the stage's comparison rule.
 RECORD_KEYS = ("stage", "key", "paper", "claim", "quantity", "paper_text", "verdict", "verdict_text")
-HEADLINE_KEYS = ("quantity", "paper", "value", "err", "agree", "source", "note")
 
 
 # The one look of every figure of the report: seaborn's white grid, its colour-blind-safe palette (the
@@ -98,29 +96,6 @@ def fmt_pm(value, err=None, digits: int = 3) -> str:
     if err is None or (isinstance(err, float) and not math.isfinite(err)):
         return f"{value:.{digits}g}"
     return f"{value:.{digits}g} ± {err:.2g}"
-
-
-def agree_within(value, err, paper, paper_err, k: float = 2.0):
-    """True if |value − paper| ≤ k·sqrt(err² + paper_err²) (k = 2: about 95 %); None if undefined."""
-    if value is None or paper is None:
-        return None
-    sigma = math.sqrt((err or 0.0) ** 2 + (paper_err or 0.0) ** 2)
-    if sigma == 0:
-        return None
-    return bool(abs(value - paper) <= k * sigma)
-
-
-def headline_row(quantity: str, paper: str, value, err, agree, source: str, note: str = "") -> dict:
-    """One row of the headline table: ``paper`` is the paper's statement as text (e.g. "1.2 ± 0.3")."""
-    return {
-        "quantity": quantity,
-        "paper": paper,
-        "value": value,
-        "err": err,
-        "agree": agree,
-        "source": source,
-        "note": note,
-    }
 
 
 def _missing(x) -> bool:
@@ -209,18 +184,15 @@ def write_section(
     headline_rows: list[dict],
 ) -> None:
     """Write a stage's report fragment and its headline rows, each sealed (the report checks both). A row
-    is a comparison record (``RECORD_KEYS``, the rest of verdicts.COLUMNS) or a legacy row
-    (``HEADLINE_KEYS``)."""
+    is a comparison record (``RECORD_KEYS``, the rest of verdicts.COLUMNS)."""
     for r in headline_rows:
         if not isinstance(r, dict):
             raise ValueError(f"headline row {r!r} is not a mapping")
-        if set(RECORD_KEYS) <= set(r):
-            continue
-        missing = set(HEADLINE_KEYS) - set(r)  # LEGACY
+        missing = set(RECORD_KEYS) - set(r)
         if missing:
             raise ValueError(
-                f"headline row {r} lacks {sorted(set(RECORD_KEYS) - set(r))} (a comparison record, "
-                f"verdicts.compare(...).row()) or, as a legacy row, {sorted(missing)}"
+                f"headline row {str(r)[:200]} lacks {sorted(missing)} (a comparison record: "
+                "verdicts.compare(...).row(), written by the stage's comparison rule)"
             )
     atomic_write_text(
         html_path, f'<section id="{stage}">\n<h2>{html.escape(title)}</h2>\n{body_html}\n</section>\n'

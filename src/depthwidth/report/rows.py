@@ -2,8 +2,7 @@
 
 Each stage's section passes its headline rows to ``sections.write_section``; the report reads them from
 ``results/<stage>/headline.json``. A row is a comparison record (the columns ``verdicts.COLUMNS``, from
-``Comparison.row()``) or, until every stage writes records, a legacy row (``sections.HEADLINE_KEYS``),
-which :func:`from_legacy` turns into a record. Rows whose ``claim`` starts with :data:`SWEEP_PREFIX`
+``Comparison.row()``), made by the stage's comparison rule. Rows whose ``claim`` starts with :data:`SWEEP_PREFIX`
 are a user's sweeps: they are shown in their own table and written to ``results/your_sweeps.csv``, never
 to the papers' ``results/headline.csv``.
 
@@ -13,10 +12,8 @@ reproduced, which did not, which the data cannot decide, and which this run cann
 
 from __future__ import annotations
 
-import math
-import re
 
-from depthwidth.sections import HEADLINE_KEYS, RECORD_KEYS
+from depthwidth.sections import RECORD_KEYS
 from depthwidth.verdicts import (
     CANNOT_TELL,
     COLUMNS,
@@ -39,106 +36,11 @@ class RowError(ValueError):
     """A headline row that is neither a comparison record nor a legacy row."""
 
 
-# ---------------------------------------------------------------- legacy rows (remove with the last one)
-# LEGACY: stages that still pass sections.headline_row dicts. Remove this block, HEADLINE_KEYS and the
-# legacy branch of ``normalise`` once every stage writes comparison records (verdicts.compare).
-LEGACY_PAPER = {
-    "chinchilla": "depth",
-    "depth_toy": "depth",
-    "hidden_states": "depth",
-    "causal_tracing": "depth",
-    "superposition": "superposition",
-    "lm_head": "superposition",
-    "paperfigs": "superposition",
-}
-# The built-in sweeps of chinchilla.sweeps (its schema default): their rows stay with the papers'.
-LEGACY_PUBLIC_SWEEPS = ("chinchilla", "openlm_grid", "openlm_main")
-_SWEEP = re.compile(r"\(sweep ([A-Za-z0-9_.-]+)\)")
-
-
-def _legacy_claim(stage: str, quantity: str) -> str:
-    q = quantity.lower()
-    sweep = _SWEEP.search(quantity)
-    if sweep:
-        name = sweep.group(1)
-        return "α_ℓ on public sweeps of runs" if name in LEGACY_PUBLIC_SWEEPS else f"{SWEEP_PREFIX}{name}"
-    if stage == "chinchilla":
-        return "the decomposed law on the Chinchilla runs"
-    if stage == "depth_toy":
-        return "depth toy: α_ℓ of teacher–student models"
-    if stage == "hidden_states":
-        return "hidden states: small, uncorrelated layer updates"
-    if stage == "causal_tracing":
-        return "causal tracing: where a fact is recalled"
-    if "strong superposition" in q:
-        return "strong superposition: loss ∝ 1/m"
-    if "weak superposition" in q or "token frequencies" in q:
-        return "weak superposition: α_m = α − 1"
-    if "overlap" in q:
-        return "LM-head overlaps ∝ 1/m"
-    if "loss vs width" in q:
-        return "LLM loss vs width: α_m ≈ 0.91"
-    return stage.replace("_", " ")
-
-
-def _legacy_verdict(row: dict) -> tuple[str, str]:
-    """(word, text) of a legacy row: yes/no where it was compared, "–" without a paper number, else
-    "not tested" with its reason from the note (the clause after "Not tested:", else the note)."""
-    if row.get("agree") is True:
-        return YES, YES
-    if row.get("agree") is False:
-        return NO, NO
-    if str(row.get("paper", "–")).strip() in ("", "–"):
-        return NO_PAPER_NUMBER, NO_PAPER_NUMBER
-    note = str(row.get("note") or "")
-    m = re.search(r"not tested:\s*(.+)", note, re.IGNORECASE)
-    reason = re.split(r";|\.(?:\s|$)", m.group(1))[0] if m else note.rstrip(".")
-    reason = reason.strip() or "no comparison made"
-    return NOT_TESTED, f"{NOT_TESTED}: {reason}"
-
-
-def _number(x) -> float | None:
-    if isinstance(x, bool) or x is None:
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def from_legacy(row: dict, stage: str) -> dict:
-    """A legacy headline row (``HEADLINE_KEYS``) as a comparison record (``COLUMNS``)."""
-    word, text = _legacy_verdict(row)
-    value = _number(row.get("value"))
-    key = re.sub(r"\W+", "_", str(row["quantity"]).lower()).strip("_")
-    out = dict.fromkeys(COLUMNS)
-    out.update(
-        stage=stage,
-        key=key,
-        paper=LEGACY_PAPER.get(stage, "depth"),
-        claim=_legacy_claim(stage, str(row["quantity"])),
-        quantity=str(row["quantity"]),
-        paper_text=str(row["paper"]),
-        paper_source=str(row.get("source") or ""),
-        value=value,
-        value_text="" if value is not None else str(row.get("value") or ""),
-        err=_number(row.get("err")),
-        err_method="as stated by the section (legacy row)" if _number(row.get("err")) is not None else "none",
-        verdict=word,
-        verdict_text=text,
-        note=str(row.get("note") or ""),
-        headline=True,
-        link=f"docs/stages/{stage}.md",
-    )
-    return out
-
-
 # ---------------------------------------------------------------- records
 def normalise(row: dict, stage: str) -> dict:
     """One headline row as a record with every column of ``COLUMNS``: a comparison record as it is (its
-    verdict and paper checked), a legacy row through :func:`from_legacy`. Anything else raises
-    :class:`RowError` naming what it lacks."""
+    verdict and paper checked). Anything else raises :class:`RowError` naming what it lacks. ``stage``
+    names the section the row came from."""
     if not isinstance(row, dict):
         raise RowError(f"a headline row is a mapping, not {type(row).__name__}")
     if set(RECORD_KEYS) <= set(row):
@@ -147,11 +49,9 @@ def normalise(row: dict, stage: str) -> dict:
         if row["paper"] not in PAPERS:
             raise RowError(f"paper {row['paper']!r}: use one of {list(PAPERS)}")
         return {c: row.get(c) for c in COLUMNS}
-    if set(HEADLINE_KEYS) <= set(row):  # LEGACY
-        return from_legacy(row, stage)
     raise RowError(
-        f"a headline row needs the comparison record's keys {list(RECORD_KEYS)} (verdicts.compare(...).row()) "
-        f"or, for a stage not yet converted, {list(HEADLINE_KEYS)}; it has {sorted(row)}"
+        f"a headline row needs the comparison record's keys {list(RECORD_KEYS)} (verdicts.compare(...).row()); "
+        f"it has {sorted(row)}"
     )
 
 
