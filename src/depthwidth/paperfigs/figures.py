@@ -483,11 +483,12 @@ _WRITER = {
     "fig1_points.csv": "paperfigs_toy",
     "toy_readings.json": "paperfigs_toy",
 }
-#: the columns of our tables each input needs, and an empty frame of them where the stage does not run
-OURS_COLUMNS = {
-    "cells": ("distribution", "alpha", "gamma", "n", "m", "seed", "final_loss"),
-    "exponents": ("distribution", "alpha", "gamma", "exponent", "stderr"),
-}
+def _ours_columns() -> dict:
+    """The columns of our tables each input needs (an empty frame of them where the stage does not run):
+    cells.csv's are those the regime figures read (``regimes.CELL_COLUMNS``)."""
+    from depthwidth.paperfigs.regimes import CELL_COLUMNS
+
+    return {"cells": CELL_COLUMNS, "exponents": ("distribution", "alpha", "gamma", "exponent", "stderr")}
 
 
 def load_inputs(figure: str, files: dict) -> dict:
@@ -503,13 +504,14 @@ def load_inputs(figure: str, files: dict) -> dict:
         path = files[name]
         rule = _WRITER.get(Path(path).name, "paperfigs_regimes")
         out[name] = read_json(path, rule) if path.endswith(".json") else read_table(path, rule)
+    columns = _ours_columns()
     for name in rec.ours:
         path = files.get(name)
         if path:
-            out[name] = read_table(path, "superposition_tables", OURS_COLUMNS[name])
+            out[name] = read_table(path, "superposition_tables", columns[name])
         else:
             out[name] = pd.DataFrame(
-                {c: pd.Series(dtype=str if c == "distribution" else float) for c in OURS_COLUMNS[name]}
+                {c: pd.Series(dtype=str if c == "distribution" else float) for c in columns[name]}
             )
     return out
 
