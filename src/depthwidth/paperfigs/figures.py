@@ -483,6 +483,8 @@ _WRITER = {
     "fig1_points.csv": "paperfigs_toy",
     "toy_readings.json": "paperfigs_toy",
 }
+
+
 def _ours_columns() -> dict:
     """The columns of our tables each input needs (an empty frame of them where the stage does not run):
     cells.csv's are those the regime figures read (``regimes.CELL_COLUMNS``)."""
