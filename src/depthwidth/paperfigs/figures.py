@@ -487,8 +487,8 @@ _WRITER = {
 
 def _ours_columns() -> dict:
     """The columns of our tables each input needs (an empty frame of them where the stage does not run):
-    cells.csv's are those the regime figures read (``regimes.CELL_COLUMNS``)."""
-    from depthwidth.paperfigs.regimes import CELL_COLUMNS
+    cells.csv's are those the regime figures read (``ours.CELL_COLUMNS``)."""
+    from depthwidth.paperfigs.ours import CELL_COLUMNS
 
     return {"cells": CELL_COLUMNS, "exponents": ("distribution", "alpha", "gamma", "exponent", "stderr")}
 
@@ -531,22 +531,3 @@ def paperfigs_compare(
     write_table(extra if len(extra.columns) else pd.DataFrame({"none": []}), extra_csv)
     V.write_comparisons(compare_csv, recs)
     return recs
-
-
-def paperfigs_comparisons(paths: list[str], comparisons_csv: str) -> pd.DataFrame:
-    """Rule paperfigs_comparisons: every figure's records in one file (results/paperfigs/comparisons.csv),
-    each figure's keys prefixed with its name."""
-    from pathlib import Path
-
-    frames = []
-    for p in paths:
-        df = V.read_comparisons(p, "paperfigs_compare")
-        df["key"] = Path(p).parent.name + "/" + df["key"].astype(str)
-        frames.append(df)
-    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(V.COLUMNS))
-    from depthwidth.files import atomic_write_csv
-    from depthwidth.integrity import seal
-
-    atomic_write_csv(comparisons_csv, out[list(V.COLUMNS)])
-    seal(comparisons_csv, rows=len(out))
-    return out
