@@ -1,7 +1,7 @@
 """Every paper figure's comparisons in one file (rule paperfigs_comparisons)."""
 
 from depthwidth.logs import setup_logging
-from depthwidth.paperfigs.figures import paperfigs_comparisons
+from depthwidth.paperfigs.gather import paperfigs_comparisons
 
 sm = snakemake  # noqa: F821
 setup_logging(sm.log[0])

@@ -395,7 +395,7 @@ def test_the_exponent_names_are_written_once():
 def test_power_law_bootstrap_over_seeds_and_lack_of_fit():
     """The exponent's bootstrap over a unit resamples whole units; the lack-of-fit F-test finds a curved
     log-log relation among replicate seeds and passes a straight one."""
-    from depthwidth.laws.loglog import lack_of_fit, power_law_bootstrap
+    from depthwidth.laws.replicates import lack_of_fit, power_law_bootstrap
 
     rng = np.random.default_rng(0)
     m = np.repeat([6.0, 9, 14, 21, 32, 48], 5)

@@ -483,11 +483,14 @@ _WRITER = {
     "fig1_points.csv": "paperfigs_toy",
     "toy_readings.json": "paperfigs_toy",
 }
-#: the columns of our tables each input needs, and an empty frame of them where the stage does not run
-OURS_COLUMNS = {
-    "cells": ("distribution", "alpha", "gamma", "n", "m", "seed", "final_loss"),
-    "exponents": ("distribution", "alpha", "gamma", "exponent", "stderr"),
-}
+
+
+def _ours_columns() -> dict:
+    """The columns of our tables each input needs (an empty frame of them where the stage does not run):
+    cells.csv's are those the regime figures read (``ours.CELL_COLUMNS``)."""
+    from depthwidth.paperfigs.ours import CELL_COLUMNS
+
+    return {"cells": CELL_COLUMNS, "exponents": ("distribution", "alpha", "gamma", "exponent", "stderr")}
 
 
 def load_inputs(figure: str, files: dict) -> dict:
@@ -503,13 +506,14 @@ def load_inputs(figure: str, files: dict) -> dict:
         path = files[name]
         rule = _WRITER.get(Path(path).name, "paperfigs_regimes")
         out[name] = read_json(path, rule) if path.endswith(".json") else read_table(path, rule)
+    columns = _ours_columns()
     for name in rec.ours:
         path = files.get(name)
         if path:
-            out[name] = read_table(path, "superposition_tables", OURS_COLUMNS[name])
+            out[name] = read_table(path, "superposition_tables", columns[name])
         else:
             out[name] = pd.DataFrame(
-                {c: pd.Series(dtype=str if c == "distribution" else float) for c in OURS_COLUMNS[name]}
+                {c: pd.Series(dtype=str if c == "distribution" else float) for c in columns[name]}
             )
     return out
 
@@ -527,22 +531,3 @@ def paperfigs_compare(
     write_table(extra if len(extra.columns) else pd.DataFrame({"none": []}), extra_csv)
     V.write_comparisons(compare_csv, recs)
     return recs
-
-
-def paperfigs_comparisons(paths: list[str], comparisons_csv: str) -> pd.DataFrame:
-    """Rule paperfigs_comparisons: every figure's records in one file (results/paperfigs/comparisons.csv),
-    each figure's keys prefixed with its name."""
-    from pathlib import Path
-
-    frames = []
-    for p in paths:
-        df = V.read_comparisons(p, "paperfigs_compare")
-        df["key"] = Path(p).parent.name + "/" + df["key"].astype(str)
-        frames.append(df)
-    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(V.COLUMNS))
-    from depthwidth.files import atomic_write_csv
-    from depthwidth.integrity import seal
-
-    atomic_write_csv(comparisons_csv, out[list(V.COLUMNS)])
-    seal(comparisons_csv, rows=len(out))
-    return out

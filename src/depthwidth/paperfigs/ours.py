@@ -17,6 +17,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+#: the columns of our cells.csv the figure comparisons read (rule superposition_tables writes them)
+CELL_COLUMNS = (
+    "distribution",
+    "alpha",
+    "density",
+    "gamma",
+    "n",
+    "m",
+    "seed",
+    "final_loss",
+    "represented_fraction",
+    "strong_represented_fraction",
+    "loss_unlearned",
+    "strong_mean_sq_overlap",
+)
 #: the cells.csv columns that are losses: per element in cells.csv unless the run sums them over features
 LOSS_COLUMNS = ("final_loss", "final_loss_err", "loss_unlearned")
 

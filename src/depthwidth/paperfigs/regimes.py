@@ -21,24 +21,12 @@ from depthwidth.paperfigs.fig4a import fig4a_line, plot_fig4a
 from depthwidth.paperfigs.fig5a import fig5a_line, plot_fig5a
 from depthwidth.paperfigs.fig6cd import fig6cd_line, plot_fig6cd
 from depthwidth.paperfigs.fig7 import fig7_line, plot_fig7
+from depthwidth.paperfigs.ours import CELL_COLUMNS as OURS_CELL_COLUMNS
 from depthwidth.sections import Figures, comparisons_html, table_html
 
 RULE = "paperfigs_regimes"
 #: the columns of our cells.csv the overlays read (rule superposition_tables writes them)
-CELL_COLUMNS = (
-    "distribution",
-    "alpha",
-    "density",
-    "gamma",
-    "n",
-    "m",
-    "seed",
-    "final_loss",
-    "represented_fraction",
-    "strong_represented_fraction",
-    "loss_unlearned",
-    "strong_mean_sq_overlap",
-)
+CELL_COLUMNS = OURS_CELL_COLUMNS
 #: the columns each reading must hold
 TABLE_COLUMNS = {
     "fig3a": ("gamma", "m", "phi_half"),

@@ -9,6 +9,5 @@
 - ``train``: the batched sparse trainer, checkpoints, the superposition_train rule's entry points.
 - ``reference``: the paper's plain training loop (the ground truth of tests and the benchmark).
 - ``analysis``: per-cell metrics (represented fraction, overlaps, ETF).
-- ``tables``: cells.csv and exponents.csv; ``compare``: comparisons.csv (rule superposition_compare);
-  ``section``: the report section (renders them).
+- ``tables``: cells.csv and exponents.csv; ``section``: the report section.
 """

@@ -241,7 +241,7 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
         ax.errorbar(
             s.alpha - 1,
             s.exponent,
-            yerr=(s.boot_sd if "boot_sd" in s else s.stderr).fillna(0),
+            yerr=s[[c for c in ("boot_sd", "wboot_sd") if c in s] or ["stderr"]].max(axis=1).fillna(0),
             fmt="o-",
             color=_gamma_color(g, gammas),
             ms=4,
@@ -258,7 +258,7 @@ def exponent_figure(figs: Figures, pw: pd.DataFrame, gammas: list[float]) -> str
         fig,
         "exponent_vs_alpha",
         "The two regimes: fitted width exponent α_m against α − 1 (error "
-        "bars: one standard deviation of the bootstrap over seeds). Weak superposition follows the dashed line α − 1, "
+        "bars: one standard deviation, the larger of the bootstraps over seeds and over widths). Weak superposition follows the dashed line α − 1, "
         "strong superposition stays near 1 (dotted).",
     )
 

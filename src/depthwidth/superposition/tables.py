@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from safetensors.numpy import load_file
 
-from depthwidth.laws.loglog import lack_of_fit, power_law_bootstrap, power_law_fit
+from depthwidth.laws.loglog import power_law_fit
+from depthwidth.laws.replicates import lack_of_fit, power_law_bootstrap
 from depthwidth.superposition.analysis import cell_metrics, mean_sq_overlap, row_norms, theory_exponent
 from depthwidth.superposition.data import feature_probabilities
 from depthwidth.integrity import check_sealed, write_table
