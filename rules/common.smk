@@ -82,6 +82,13 @@ def report_sections(wildcards):
     return report_pipeline.inputs(config, workflow.rules)
 
 
+def paperfigs_compare_inputs(wildcards):
+    """Rule paperfigs_compare's inputs for one figure: its readings and the tables of ours it needs."""
+    from depthwidth.paperfigs import pipeline as paperfigs_pipeline
+
+    return paperfigs_pipeline.compare_inputs(config, wildcards)
+
+
 def fineweb_shard_paths():
     """The FineWeb shards (rule fineweb_shards), read by the hidden-states and LM-head stages."""
     return download_pipeline.fineweb_shard_paths(config)

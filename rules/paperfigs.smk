@@ -96,10 +96,6 @@ rule paperfigs_regimes:
         "../scripts/paperfigs_regimes.py"
 
 
-def paperfigs_compare_inputs(wildcards):
-    return paperfigs_pipeline.compare_inputs(config, wildcards)
-
-
 # One job per compared figure: its verdict records (compare.csv), its per-cell table and a second table.
 rule paperfigs_compare:
     input:
