@@ -368,7 +368,8 @@ def test_bad_user_sweep_fails_before_fitting(tmp_path):
 
 def test_sweep_rows_test_alpha_l_against_one_by_the_profile_interval():
     """A sweep's α_ℓ row: "yes" where the closed 95 % profile interval holds 1, "no" where a closed end
-    excludes it, "cannot tell" where the interval is open; never a headline row."""
+    excludes it, "cannot tell" where the interval is open; on the first screen only in the sweeps' own table
+    (its claim "sweep: <name>"), never among the papers' rows."""
     from depthwidth.chinchilla.comparisons import sweep_rows
 
     runs = pd.DataFrame(
@@ -405,9 +406,7 @@ def test_sweep_rows_test_alpha_l_against_one_by_the_profile_interval():
     open_row = row(0.25, None)
     assert open_row.verdict == "cannot tell" and "open above" in open_row.verdict_text
     assert (
-        not open_row.headline
-        and open_row.claim == "sweep: s"
-        and (open_row.low, open_row.high) == (0.25, None)
+        open_row.headline and open_row.claim == "sweep: s" and (open_row.low, open_row.high) == (0.25, None)
     )
 
 

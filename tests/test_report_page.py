@@ -246,7 +246,12 @@ def test_headline_verdicts_grouped_by_paper_and_the_configuration_stated_once():
         )
         for stage, key, paper, verdict, value, text in made
     ]
-    assert [r["verdict_text"] for r in rows] == ["yes", "no", "not tested: one width", "–"]
+    assert [r["verdict_text"] for r in rows] == [
+        "yes",
+        "no: Δ = +1, beyond 0.2",
+        "not tested: one width",
+        "–",
+    ]
     adam = v.compare(
         "chinchilla",
         "adam",

@@ -48,7 +48,7 @@ def _rules() -> list[tuple[str, str]]:
 
 def test_every_rule_reads_its_own_entry_and_every_entry_is_used():
     rules, entries = _rules(), {name for p in PIPELINES for name in p.RULES}
-    assert len(rules) == 32 and {name for name, _ in rules} == entries, entries ^ {name for name, _ in rules}
+    assert len(rules) == 36 and {name for name, _ in rules} == entries, entries ^ {name for name, _ in rules}
     for name, text in rules:
         assert f'RULES.params("{name}"' in text, name
         for directive in ("threads", "resources"):

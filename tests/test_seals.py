@@ -161,6 +161,7 @@ def test_depth_toy_consumers_check_what_they_read(tmp_path, depth_toy_clean):
 
     config = validate_config(merged_config())
     section_args = (
+        str(tmp_path / "comparisons.csv"),
         str(tmp_path / "section.html"),
         str(tmp_path / "headline.json"),
         str(tmp_path / "figures"),
