@@ -271,6 +271,7 @@ def exponent_records(cmp: pd.DataFrame, figure: str, paper_col: str, paper_err_c
                 err=err,
                 paper_value=pv,
                 paper_err=pe,
+                paper_text=f"{pv:.3g} ± {pe:.2g} (drawn)" if pe else f"{pv:.3g} (drawn)",
                 paper_source=str(r.get("paper_source", source)),
                 note=f"the paper's σ: {r.get('paper_sigma_how', 'its error bar')}{off}",
             )
