@@ -136,9 +136,10 @@ def stop_on_report_without_results(argv):
         str(f) for r in workflow.rules for f in r.output if is_flagged(f, "report") and not r.wildcard_names
     )
     absent = [f for f in ["results/report.html", *marked] if not os.path.exists(f)]
-    if absent:
+    # a folder where nothing has run (a partial run's --report gathers what its jobs made)
+    if len(absent) == 1 + len(marked):
         raise WorkflowError(
-            f"--report gathers the results of a finished run, and {len(absent)} of them do not exist in "
+            f"--report gathers the results of a finished run, and none of them exist in "
             f"{os.getcwd()}: {', '.join(absent[:5])}{' …' if len(absent) > 5 else ''}. Nothing was run. Fix: "
             "run the workflow first (snakemake --cores all results/report.html, with the same --configfile), "
             "then the same --report command; results/report.html is this workflow's own report."

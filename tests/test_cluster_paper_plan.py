@@ -74,6 +74,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
         "chinchilla_law": 1,
         "chinchilla_sweep_points": n_sweeps,
         "chinchilla_sweep_identify": n_sweeps,
+        "chinchilla_compare": 1,
         "chinchilla_section": 1,
         # one cell per (law, γ, m, seed): (17 alphas + 8 distributions) x 10 x 6 x 1
         "superposition_train": len(superposition.distributions(sp))
@@ -89,6 +90,7 @@ def expected_jobs(cfg: dict) -> dict[str, int]:
             for v in dt["variants"]
         },
         "depth_toy_tables": 1,
+        "depth_toy_compare": 1,
         "depth_toy_section": 1,
         "hidden_states_extract": len(hs["models"]),
         "hidden_states_stats": len(hs["models"]),

@@ -45,7 +45,7 @@ def test_depth_toy_end_to_end(completed_run, tmp_path):
     t = angles[angles.model == "teacher"].groupby("kind").angle_update_deg.mean()
     assert t["tied"] < t["independent"] - 30  # smooth vs random-walk teacher dynamics
     rows = json.loads((res / "headline.json").read_text())
-    assert [r["paper"] for r in rows] == ["≈ 1", "≈ 3"]
+    assert [r["paper_text"] for r in rows] == ["≈ 1", "≈ 3"] and {r["paper"] for r in rows} == {"depth"}
     mse = ex[ex.variant == "mse"].set_index("kind").alpha
     assert rows[0]["value"] == mse["independent"] and rows[1]["value"] == mse["tied"]
     traj = pd.read_csv(res / "exponent_vs_step.csv")

@@ -51,7 +51,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                     "fit": {"bootstrap_resamples": cfg["chinchilla"]["fit"]["bootstrap_resamples"] + 1}
                 }
             },
-            {"chinchilla_fit": 1, "chinchilla_section": 1, **REPORT},
+            {"chinchilla_fit": 1, "chinchilla_compare": 1, "chinchilla_section": 1, **REPORT},
             {
                 "results/chinchilla/fits/decomposed/squared/fit.json",
                 "results/chinchilla/fits/decomposed/squared/bootstrap.csv",
@@ -68,14 +68,14 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                     }
                 }
             },
-            {"chinchilla_drop_scan": 1, "chinchilla_section": 1, **REPORT},
+            {"chinchilla_drop_scan": 1, "chinchilla_compare": 1, "chinchilla_section": 1, **REPORT},
             {"results/chinchilla/fits/decomposed/huber/drop_scan.csv"},
         ),
         # a key only the squared cell's scan reads (the paper's least-squares errors): not the Huber scan
         (
             "chinchilla_paper_stderr_precision",
             {"chinchilla": {"drop_scan": {"paper_stderr_precision": "float32"}}},
-            {"chinchilla_drop_scan": 1, "chinchilla_section": 1, **REPORT},
+            {"chinchilla_drop_scan": 1, "chinchilla_compare": 1, "chinchilla_section": 1, **REPORT},
             {"results/chinchilla/fits/decomposed/squared/drop_scan.csv"},
         ),
         # a key both cells share: both cells' fits and scans, and the leverage (it reads the Huber cell's
@@ -87,6 +87,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                 "chinchilla_fit": 2,
                 "chinchilla_drop_scan": 2,
                 "chinchilla_leverage": 1,
+                "chinchilla_compare": 1,
                 "chinchilla_section": 1,
                 **REPORT,
             },
@@ -125,7 +126,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
             "report_title",
             {"report": {"title": "edited title"}},
             dict(REPORT),
-            {"results/report.html", "results/headline.csv"},
+            {"results/report.html", "results/headline.csv", "results/your_sweeps.csv"},
         ),
         # a statistics setting of the hidden states: per-model stats, not the (expensive) extraction
         (
@@ -197,6 +198,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                     for v, spec in dt["variants"].items()
                 },
                 "depth_toy_tables": 1,
+                "depth_toy_compare": 1,
                 "depth_toy_section": 1,
                 **REPORT,
             },
@@ -214,7 +216,7 @@ def _edits() -> list[tuple[str, dict, dict, set[str]]]:
                 "lm_head": {"loss": {"checkpoint_every": full["lm_head"]["loss"]["checkpoint_every"] + 1}},
             },
             dict(REPORT),
-            {"results/report.html", "results/headline.csv"},
+            {"results/report.html", "results/headline.csv", "results/your_sweeps.csv"},
         ),
     ]
     return edits

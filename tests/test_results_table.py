@@ -41,8 +41,14 @@ def test_a_changed_or_added_row_makes_the_tables_stale_and_the_command_rewrites_
     root = _copy(tmp_path)
     monkeypatch.chdir(root)
     head = pd.read_csv("results/headline.csv", dtype=str, keep_default_na=False)
-    head.loc[0, "value"] = "1.5"
-    extra = {**head.iloc[0].to_dict(), "quantity": "a new headline quantity", "value": "0.123456", "err": ""}
+    head.loc[1, "value"] = "1.5"  # the converged α_ℓ (row 0, the Adam row, shows its printed digits as words)
+    extra = {
+        **head.iloc[0].to_dict(),
+        "quantity": "a new headline quantity",
+        "value": "0.123456",
+        "value_text": "",
+        "err": "",
+    }
     pd.concat([head, pd.DataFrame([extra])]).to_csv("results/headline.csv", index=False)
     before = Path("README.md").read_text()
     assert main(["--check", *TARGETS]) == 1
@@ -50,8 +56,8 @@ def test_a_changed_or_added_row_makes_the_tables_stale_and_the_command_rewrites_
     assert main(list(TARGETS)) == 0 and main(["--check", *TARGETS]) == 0
     readme, results = Path("README.md").read_text(), Path("docs/results.md").read_text()
     table = readme[readme.index(START) : readme.index(END)]
-    first = head.iloc[0]
-    assert f"| {first['claim']} | {first['quantity']} | {first['paper_text']} | 1.5 ± 0.29 |" in table
+    first, second = head.iloc[0], head.iloc[1]
+    assert f"|  | {second['quantity']} | {second['paper_text']} | 1.5 ± 0.29 |" in table
     # the added row joins its claim's group (the claim named once, on the group's first row)
     assert f"|  | a new headline quantity | {first['paper_text']} | 0.123 | – |" in table
     assert table.count(f"| {first['claim']} |") == 1
