@@ -144,14 +144,16 @@ def test_paper_config_plans_the_jobs_it_implies(dry_run):
     planned = planned_jobs(dry_run)
     want = expected_jobs(_paper_config())
     assert planned == want
-    # 1792 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
+    # 1810 = 1500 superposition cells + 108 LM-head losses (27 models x the paper's 4 corpora; the
     # default's FineWeb entries are nulled in config/paper.yaml) + 2 downloads (the Chinchilla files and
     # the 110 OpenLM files) + 33 depth-toy trainings + 27 model fetches + 27 geometries + 16 token counts
     # (4 x 4) + 18 + 18 hidden-state extractions and statistics + 6 traces (6 models, one fact) + 4 corpora
     # + 6 chinchilla sweep jobs + 21 other jobs (chinchilla 10: points, the fit grid's 4 fits and 2 scans,
     # leverage, law, section; superposition 2, depth toy 2, fineweb shards, hidden states, causal tracing,
-    # LM head 3, report) + the download of the paper's figure files and the paper-figures stage's 5 jobs.
-    assert sum(planned.values()) == 1792
+    # LM head 3, report) + the download of the paper's figure files and the paper-figures stage's 5 jobs
+    # + 18 comparison jobs (one per stage: chinchilla, superposition, depth toy, hidden states, LM head,
+    # causal tracing; one per compared paper figure, 11, and the job that gathers them).
+    assert sum(planned.values()) == 1810
 
 
 @pytest.mark.workflow

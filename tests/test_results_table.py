@@ -59,7 +59,8 @@ def test_a_changed_or_added_row_makes_the_tables_stale_and_the_command_rewrites_
     first, second = head.iloc[0], head.iloc[1]
     assert f"|  | {second['quantity']} | {second['paper_text']} | 1.5 ± 0.29 |" in table
     # the added row joins its claim's group (the claim named once, on the group's first row)
-    assert f"|  | a new headline quantity | {first['paper_text']} | 0.123 | – |" in table
+    # shown to the digits of its paper's printed number (1.2014: five)
+    assert f"|  | a new headline quantity | {first['paper_text']} | 0.12346 | – |" in table
     assert table.count(f"| {first['claim']} |") == 1
     assert "](docs/stages/chinchilla.md)" in table and "](stages/chinchilla.md)" in results
     # outside the markers nothing moved
