@@ -236,6 +236,7 @@ def test_chinchilla_stage_runs_through_sbatch(tmp_path, completed_run):
             for loss in ("squared", "huber")
         ),
         ("chinchilla_leverage", ""),
+        ("chinchilla_compare", ""),
         ("chinchilla_law", ""),
         ("chinchilla_section", ""),
     }, text[-4000:]
