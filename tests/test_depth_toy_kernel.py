@@ -1,6 +1,7 @@
 """The depth toy's compiled trainer (depthwidth.depth_toy.fused) against the torch code it replaces: the same
-students trained a few hundred steps by both are equal to float rounding, for both teacher kinds; the thread
-count changes no number; setups it does not serve fall back to torch with a log line; bad arguments are
+students trained a few hundred steps by both are equal to float rounding, for both teacher kinds, at width
+16 (the generic path) and 32 (the AVX-512 path where the CPU has it); the generic build equals the torch
+code at width 32 too; the thread count changes no number; setups it does not serve fall back to torch with a log line; bad arguments are
 refused by name.
 
     PYTHONPATH=src .venv/bin/python -m pytest -n 0 tests/test_depth_toy_kernel.py
@@ -60,11 +61,12 @@ def _train(teacher, mode: str, monkeypatch, threads: int = 1, **kw):
     return train_students(teacher, settings, progress_every_s=1e9, threads=threads)
 
 
+@pytest.mark.parametrize("width", [16, 32])
 @pytest.mark.parametrize("kind", ["tied", "independent"])
-def test_kernel_and_torch_train_the_same_students(kernel, kind, monkeypatch):
-    teacher = make_teacher(kind, 11, depth=8, width=16, vocab=8)
-    ref = _train(teacher, "torch", monkeypatch)
-    got = _train(teacher, "kernel", monkeypatch)
+def test_kernel_and_torch_train_the_same_students(kernel, kind, width, monkeypatch):
+    teacher = make_teacher(kind, 11, depth=8, width=width, vocab=8)
+    ref = _train(teacher, "torch", monkeypatch, width=width)
+    got = _train(teacher, "kernel", monkeypatch, width=width)
     assert [r["depth"] for r in got] == [1, 3, 5]
     for a, b in zip(ref, got):
         # the students learnt: 240 steps lower the test loss well below its start
@@ -82,13 +84,50 @@ def test_kernel_and_torch_train_the_same_students(kernel, kind, monkeypatch):
             assert float((sa[key] - sb[key]).abs().max()) <= 2e-3 * scale, key
 
 
-def test_thread_count_changes_no_number(kernel, monkeypatch):
-    teacher = make_teacher("independent", 12, depth=6, width=16, vocab=8)
-    one = _train(teacher, "kernel", monkeypatch, threads=1, steps=30, batch_size=520)
-    two = _train(teacher, "kernel", monkeypatch, threads=2, steps=30, batch_size=520)
+@pytest.mark.parametrize("width", [16, 32])
+def test_thread_count_changes_no_number(kernel, width, monkeypatch):
+    teacher = make_teacher("independent", 12, depth=6, width=width, vocab=8)
+    kw = {"steps": 30, "batch_size": 520, "width": width}
+    one = _train(teacher, "kernel", monkeypatch, threads=1, **kw)
+    two = _train(teacher, "kernel", monkeypatch, threads=2, **kw)
     for a, b in zip(one, two):
         assert a["train_curve"] == b["train_curve"] and a["test_loss"] == b["test_loss"]
         assert torch.equal(a["_group"].student_state(0)["fc_w"], b["_group"].student_state(0)["fc_w"])
+
+
+@pytest.mark.parametrize("batch", [1024, 300])
+def test_fast_and_generic_builds_equal_the_torch_gradient_at_width_32(kernel, batch):
+    """Width 32: the build in use (the AVX-512 path where the CPU has it) and the generic build (products
+    through torch's BLAS), each against autograd: loss to 1e-5, every gradient entry to 1e-3 of the largest,
+    and the teachers' outputs to 1e-4. A batch of 300 ends in a partial tile of either path."""
+    from depthwidth.depth_toy.model import StudentGroup, teacher_forward
+
+    generic = fused.generic_kernel()
+    assert not generic.fast_path()
+    gen = torch.Generator().manual_seed(21)
+    x = torch.randn(batch, 32, generator=gen)
+    for kind in ("tied", "independent"):
+        teacher = make_teacher(kind, 22, depth=7, width=32, vocab=8)
+        want = teacher_forward(teacher, x)
+        for k in (kernel, generic):
+            monkey = fused._kernel
+            fused._kernel = k
+            try:
+                got = fused.teacher_out(teacher, x)
+            finally:
+                fused._kernel = monkey
+            assert float((got - want).abs().max()) <= 1e-4, (kind, k.fast_path())
+    target = want
+    depth = 4
+    g = StudentGroup(1, depth, 32, 8, seed=23)
+    with torch.no_grad():
+        for p in g.proj_w:  # nonzero, so that every gradient path is exercised
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.1)
+    loss_t, grads = fused.torch_gradient(g, x, target)
+    for k in (kernel, generic):
+        loss_k, G = fused.kernel_gradient(k, g, x, target)
+        assert loss_k == pytest.approx(loss_t, rel=1e-5), k.fast_path()
+        assert float((G - grads).abs().max()) <= 1e-3 * float(grads.abs().max()), k.fast_path()
 
 
 def test_kernel_checkpoint_resumes_on_the_torch_code(kernel, monkeypatch, tmp_path):

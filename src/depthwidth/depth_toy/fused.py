@@ -1,13 +1,17 @@
 """The depth toy's compiled trainer (``kernel.c`` beside this file), behind a checked boundary.
 
 What it computes: one training step of one MSE student (the ``mse`` setup: Euler blocks, no head) in one
-call: the forward pass through its pre-norm residual ReLU² blocks (keeping each block's normalised input,
-1/rms and ReLU output), the MSE on the final normalised state, the backward pass and torch.optim.Adam's
-update, with the five dense products of each block through torch's own BLAS (its Fortran ``sgemm_``) and
-the elementwise work (RMSNorm and its backward, bias, ReLU, square, the bias gradient, Adam) in fused
-passes over batch tiles that stay in the second-level cache. ``teacher_forward`` runs the teacher once
-per step for every student of the step. The torch code (``model.StudentGroup``, ``torch.optim.Adam``) is
-the reference: ``tests/test_depth_toy_kernel.py`` holds the two equal to float rounding.
+call: the forward pass through its pre-norm residual ReLU² blocks (keeping each block's normalised input
+and 1/rms), the MSE on the final normalised state, the backward pass and torch.optim.Adam's update.
+``teacher_forward`` runs the teacher once per step for every student of the step. Two paths, chosen by the
+build: on a CPU with AVX-512 at the paper's width (D = 32, H = 128), hand-written register-blocked products
+with the elementwise work (RMSNorm and its backward, bias, ReLU, square, the bias gradient) done on each
+group of rows while they are in registers, over batch tiles of 64 rows, and each block's ReLU output
+computed again in the backward pass instead of stored (storing and re-reading it costs more memory time
+than the product); elsewhere (other widths, other CPUs, or built with ``-DDEPTH_TOY_GENERIC``), the dense
+products through torch's own BLAS (its Fortran ``sgemm_``) with the elementwise work in passes over batch
+tiles of 256 rows. The torch code (``model.StudentGroup``, ``torch.optim.Adam``) is the reference:
+``tests/test_depth_toy_kernel.py`` holds both paths equal to it to float rounding.
 
 Build: as the superposition kernel (``depthwidth.superposition.native.cached_build``: a per-user cache
 folder, ``~/.cache/depthwidth/kernels`` unless ``DEPTHWIDTH_CACHE_DIR`` or ``XDG_CACHE_HOME`` says
@@ -48,23 +52,7 @@ log = logging.getLogger("depthwidth.depth_toy")
 
 SOURCE = Path(__file__).with_name("kernel.c")
 NAME = "depth-toy-kernel"
-# as the superposition kernel's flags (see depthwidth/superposition/fused.py for each one's reason)
-FLAGS = [
-    "-x",
-    "c",
-    "-std=c99",
-    "-O3",
-    "-march=native",
-    "-ffp-contract=fast",
-    "-fno-trapping-math",
-    "-fno-math-errno",
-    "-Wall",
-    "-Wextra",
-    "-Wno-psabi",
-    "-fPIC",
-    "-shared",
-]
-LIBS = ["-lm"]
+FLAGS, LIBS = native.FLAGS, native.LIBS  # as the superposition kernel (each flag's reason: native.FLAGS)
 TILE = 256  # batch rows per tile: a tile's (TILE x 4D) activations are 128 KiB at D = 32
 
 _F32, _F64 = torch.float32, torch.float64
@@ -116,7 +104,14 @@ class Kernel:
         dll.teacher_forward.argtypes = [i64] * 5 + [p] * 4 + [i64] * 3 + [p, p, p]
         dll.student_step.restype = d
         dll.student_step.argtypes = [i64] * 5 + [p] * 7 + [d] * 5 + [ctypes.c_int, p]
+        dll.fast_path.restype = ctypes.c_int
+        dll.fast_path.argtypes = []
         self._dll = dll
+
+    def fast_path(self) -> bool:
+        """Whether this build has the AVX-512 path (used at width 32); False: every width runs the generic
+        path (products through torch's BLAS)."""
+        return bool(self._dll.fast_path())
 
     def set_sgemm(self, address: int) -> None:
         self._dll.set_sgemm(address)
@@ -176,33 +171,22 @@ class Kernel:
         )
 
 
-def _torch_sgemm() -> int | None:
-    """Address of the Fortran BLAS sgemm_ in torch's own CPU library (MKL or OpenBLAS builds export it),
-    so the kernel's products are the ones torch.mm runs; None where it is not exported."""
-    lib = Path(torch.__file__).parent / "lib"
-    for name in ("libtorch_cpu.so", "libtorch_cpu.dylib"):
-        if (lib / name).exists():
-            try:
-                return ctypes.cast(ctypes.CDLL(str(lib / name)).sgemm_, ctypes.c_void_p).value
-            except (OSError, AttributeError):
-                return None
-    return None
-
-
-def _load() -> tuple[Kernel, native.Build]:
-    """Find or build the library and load it (a cached build that fails to load is built again)."""
-    b = native.cached_build(NAME, SOURCE, FLAGS, LIBS)
-    try:
-        dll = ctypes.CDLL(str(b.path))
-    except OSError as e:
-        if not b.reused:
-            raise
-        log.warning(
-            "depth-toy C kernel: the cached build %s does not load (%s); building it again", b.path, e
-        )
-        b = native.cached_build(NAME, SOURCE, FLAGS, LIBS, rebuild=True)
-        dll = ctypes.CDLL(str(b.path))
+def _load(name: str = NAME, flags: list[str] = FLAGS) -> tuple[Kernel, native.Build]:
+    """Find or build the library and load it (``native.load``)."""
+    dll, b = native.load(name, SOURCE, flags, LIBS)
     return Kernel(dll), b
+
+
+def generic_kernel() -> Kernel:
+    """The same source built without the fast path (``-DDEPTH_TOY_GENERIC``): what a CPU without AVX-512
+    runs. The trainer never uses it; the tests hold both paths to the torch code on a machine that has
+    both. Raises where it cannot be built."""
+    sgemm = native.torch_sgemm()
+    if sgemm is None:
+        raise RuntimeError("torch's library exports no sgemm_")
+    k, _ = _load(NAME + "-generic", [*FLAGS, "-DDEPTH_TOY_GENERIC"])
+    k.set_sgemm(sgemm)
+    return k
 
 
 def kernel() -> Kernel | None:
@@ -218,7 +202,7 @@ def kernel() -> Kernel | None:
         return None
     t = time.perf_counter()
     try:
-        sgemm = _torch_sgemm()
+        sgemm = native.torch_sgemm()
         if sgemm is None:
             raise RuntimeError("torch's library exports no sgemm_")
         k, build = _load()
@@ -247,7 +231,8 @@ def _self_check() -> None:
     """One step of a small student and a small teacher against the torch code; raise where they differ."""
     from depthwidth.depth_toy.model import StudentGroup, make_teacher, teacher_forward
 
-    B, D, depth = TILE + 44, 8, 3  # two batch tiles, the second a partial one
+    # two batch tiles, the second a partial one; width 32: the fast path's shape where the build has it
+    B, D, depth = TILE + 44, 32, 3
     gen = torch.Generator().manual_seed(5)
     x = torch.randn(B, D, generator=gen)
     for kind in ("independent", "tied"):
@@ -261,15 +246,30 @@ def _self_check() -> None:
     with torch.no_grad():
         for p in g.proj_w:  # nonzero, so that every gradient path is exercised
             p.copy_(torch.randn(p.shape, generator=gen) * 0.1)
-    loss_t = (g(x) - target).square().mean()
-    loss_t.backward()
-    grads = torch.cat([torch.cat([p.grad.reshape(-1) for p in ps]) for ps in (g.fc_w, g.fc_b, g.proj_w)])
-    P = flat_params(g)
+    loss_t, grads = torch_gradient(g, x, target)
+    loss_k, G = kernel_gradient(_kernel, g, x, target)
+    if not (math.isclose(loss_k, loss_t, rel_tol=1e-4) and torch.allclose(G, grads, rtol=1e-3, atol=1e-6)):
+        raise RuntimeError("self-check: a student's loss or gradient differs from the torch code")
+
+
+def torch_gradient(group, x: torch.Tensor, target: torch.Tensor) -> tuple[float, torch.Tensor]:
+    """The torch code's MSE of ``group``'s student 0 (a one-student group) and its gradient (autograd), flat
+    in the kernel's layout; the group's parameters keep the gradient."""
+    loss = (group(x) - target).square().mean()
+    loss.backward()
+    ps = (group.fc_w, group.fc_b, group.proj_w)
+    return float(loss.detach()), torch.cat([torch.cat([p.grad.reshape(-1) for p in q]) for q in ps])
+
+
+def kernel_gradient(k: Kernel, group, x: torch.Tensor, target: torch.Tensor) -> tuple[float, torch.Tensor]:
+    """One student_step of ``group``'s student 0 by kernel ``k`` at a zero learning rate (its parameters
+    unchanged): its loss and its gradient, flat in the kernel's layout (as ``flat_params``)."""
+    P = flat_params(group)
     G, M, V = torch.zeros_like(P), torch.zeros_like(P), torch.zeros_like(P)
-    ws = torch.empty(_kernel.workspace_size(depth=depth, batch=B, width=D))
-    stats = torch.zeros(1, dtype=_F64)
-    loss_k = _kernel.student_step(
-        depth=depth,
+    B, D = x.shape
+    ws = torch.empty(k.workspace_size(depth=group.depth, batch=B, width=D))
+    loss = k.student_step(
+        depth=group.depth,
         x=x,
         target=target,
         P=P,
@@ -282,13 +282,9 @@ def _self_check() -> None:
         beta1=0.9,
         beta2=0.999,
         eps=1e-8,
-        stats=stats,
+        stats=torch.zeros(1, dtype=_F64),
     )
-    if not (
-        math.isclose(loss_k, float(loss_t.detach()), rel_tol=1e-4)
-        and torch.allclose(G, grads, rtol=1e-3, atol=1e-6)
-    ):
-        raise RuntimeError("self-check: a student's loss or gradient differs from the torch code")
+    return loss, G
 
 
 def teacher_out(teacher, x: torch.Tensor) -> torch.Tensor:
