@@ -10,10 +10,14 @@ Default (``--setup mse``: the paper's exp-9-6, batch 1024, width 32, teacher dep
   hand-written block backward, torch's fused Adam;
 - fused trainer (``fused.FusedStudents``, the kernel the pipeline uses for the mse setup on a CPU).
 Reported: milliseconds per student-step (a step of all students / their number: the shared teacher is
-shared out), the speed-ups, the fused trainer's share of step time in its dense products (the five
-products of each student block and the teacher's two, timed inside the kernel), its GFLOP/s over the
-whole step and inside the products, and the single-matmul peak (a 1024³ torch.mm, best of 5) of the
-same threads in the same run: on a machine shared with other jobs the peak moves with the load, and the
+shared out), the speed-ups, the fused trainer's share of step time in its block products (timed inside
+the kernel per block and batch tile: on the AVX-512 path the products together with the elementwise work
+fused into them, on the generic path the BLAS calls alone), its GFLOP/s over the whole step and inside
+the products, and the single-matmul peak (a 1024³ torch.mm, best of 5) of the same threads in the same
+run. GFLOP/s count the products a step needs, the same for every trainer: per sample, 2·D·H each, two per
+block forward, four per block backward (less the first block's input gradient, which no trainer
+computes), two per teacher block; the AVX-512 path computes each block's first product once more in the
+backward pass (not counted): on a machine shared with other jobs the peak moves with the load, and the
 ratio to it (the peak of the round that gave the fused trainer's best time) is the comparable number.
 Each trainer is timed ``--rounds`` times in turn (interleaved, so a change of load hits all three), and the
 best round of each is reported; ``--out`` keeps every round.
@@ -22,6 +26,7 @@ best round of each is reported; ``--out`` keeps every round.
 does not serve it): plain loop (as written and with subnormals flushed) against the torch trainer.
 
     nice -n 0 python bench/bench_depth_toy.py                 # mse, paper settings, one thread
+    nice -n 0 python bench/bench_depth_toy.py --threads 2     # every trainer on two threads
     python bench/bench_depth_toy.py --quick                   # depths 6, 24, 48, fewer steps
     python bench/bench_depth_toy.py --setup learned_head      # the KL comparison
 """
@@ -100,11 +105,17 @@ def batched_ms_per_student_step(teacher, depths, temps, steps, batch, device: st
     return 1e3 * (elapsed - one) / (steps * len(depths) * len(temps))
 
 
+def student_products(depths) -> int:
+    """Dense products (of 2·D·H FLOP per sample) one step of these students needs: per block two forward
+    (n W1, r² W2) and four backward (the two weight gradients, the gradients of r and of n), less the first
+    block's gradient of n (its input is the data's)."""
+    return sum(6 * d - 1 for d in depths)
+
+
 def dense_flop(depths, batch: int) -> float:
-    """FLOP of the dense products of one step of every student and the shared teacher: per sample, a
-    student block's five products (two forward, three backward) of 2·D·H each, a teacher block's two."""
+    """FLOP of the dense products of one step of every student and the shared teacher (two per block)."""
     per = 2 * WIDTH * HIDDEN
-    return batch * per * (5 * sum(depths) + 2 * TEACHER_DEPTH)
+    return batch * per * (student_products(depths) + 2 * TEACHER_DEPTH)
 
 
 def matmul_peak(device: str) -> float:
@@ -208,6 +219,7 @@ def fused_trainer(teacher, depths, steps, batch, threads) -> dict:
         "ms": 1e3 * total / (steps * len(depths)),
         # over all threads: the products' thread-seconds against the step's wall time times the threads
         "dense_share": gemm / (total * max(1, min(threads, len(depths)))),
+        "fast_path": fused.kernel().fast_path(),
         "gflops": flop / total / 1e9,
         "gflops_in_products": flop / gemm / 1e9,
     }
@@ -253,7 +265,7 @@ def mse_main(args) -> dict:
         res["rounds"] = rounds
         res["torch_trainer_gflops"] = res["dense_gflop_per_step"] / (res["batched_ms"] * len(depths) / 1e3)
         res["plain_gflops"] = (
-            (args.batch * 2 * WIDTH * HIDDEN * (5 * sum(depths) + 2 * TEACHER_DEPTH * len(depths)))
+            (args.batch * 2 * WIDTH * HIDDEN * (student_products(depths) + 2 * TEACHER_DEPTH * len(depths)))
             / (res["plain_ms"] * len(depths) / 1e3)
             / 1e9
         )
