@@ -52,7 +52,26 @@ log = logging.getLogger("depthwidth.depth_toy")
 
 SOURCE = Path(__file__).with_name("kernel.c")
 NAME = "depth-toy-kernel"
-FLAGS, LIBS = native.FLAGS, native.LIBS  # as the superposition kernel (each flag's reason: native.FLAGS)
+# As the superposition kernel's flags (see depthwidth/superposition/fused.py for each one's reason). Kept as
+# a copy: that module's flags, loader and sgemm lookup are part of the superposition trainer's code
+# fingerprint, so moving them into a shared module would retrain every superposition cell of every work
+# folder.
+FLAGS = [
+    "-x",
+    "c",
+    "-std=c99",
+    "-O3",
+    "-march=native",
+    "-ffp-contract=fast",
+    "-fno-trapping-math",
+    "-fno-math-errno",
+    "-Wall",
+    "-Wextra",
+    "-Wno-psabi",
+    "-fPIC",
+    "-shared",
+]
+LIBS = ["-lm"]
 TILE = 256  # batch rows per tile: a tile's (TILE x 4D) activations are 128 KiB at D = 32
 
 _F32, _F64 = torch.float32, torch.float64
@@ -171,9 +190,32 @@ class Kernel:
         )
 
 
+def _torch_sgemm() -> int | None:
+    """Address of the Fortran BLAS sgemm_ in torch's own CPU library (MKL or OpenBLAS builds export it),
+    so the kernel's products are the ones torch.mm runs; None where it is not exported."""
+    lib = Path(torch.__file__).parent / "lib"
+    for name in ("libtorch_cpu.so", "libtorch_cpu.dylib"):
+        if (lib / name).exists():
+            try:
+                return ctypes.cast(ctypes.CDLL(str(lib / name)).sgemm_, ctypes.c_void_p).value
+            except (OSError, AttributeError):
+                return None
+    return None
+
+
 def _load(name: str = NAME, flags: list[str] = FLAGS) -> tuple[Kernel, native.Build]:
-    """Find or build the library and load it (``native.load``)."""
-    dll, b = native.load(name, SOURCE, flags, LIBS)
+    """Find or build the library and load it (a cached build that fails to load is built again)."""
+    b = native.cached_build(name, SOURCE, flags, LIBS)
+    try:
+        dll = ctypes.CDLL(str(b.path))
+    except OSError as e:
+        if not b.reused:
+            raise
+        log.warning(
+            "depth-toy C kernel: the cached build %s does not load (%s); building it again", b.path, e
+        )
+        b = native.cached_build(name, SOURCE, flags, LIBS, rebuild=True)
+        dll = ctypes.CDLL(str(b.path))
     return Kernel(dll), b
 
 
@@ -181,7 +223,7 @@ def generic_kernel() -> Kernel:
     """The same source built without the fast path (``-DDEPTH_TOY_GENERIC``): what a CPU without AVX-512
     runs. The trainer never uses it; the tests hold both paths to the torch code on a machine that has
     both. Raises where it cannot be built."""
-    sgemm = native.torch_sgemm()
+    sgemm = _torch_sgemm()
     if sgemm is None:
         raise RuntimeError("torch's library exports no sgemm_")
     k, _ = _load(NAME + "-generic", [*FLAGS, "-DDEPTH_TOY_GENERIC"])
@@ -202,7 +244,7 @@ def kernel() -> Kernel | None:
         return None
     t = time.perf_counter()
     try:
-        sgemm = native.torch_sgemm()
+        sgemm = _torch_sgemm()
         if sgemm is None:
             raise RuntimeError("torch's library exports no sgemm_")
         k, build = _load()

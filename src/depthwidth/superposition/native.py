@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import json
 import logging
@@ -40,32 +39,6 @@ from depthwidth.files import atomic_path, atomic_write_json, sha256_file
 log = logging.getLogger("depthwidth.superposition")
 
 CACHE_ENV = "DEPTHWIDTH_CACHE_DIR"
-
-# The compiler flags of both kernels (src/depthwidth/superposition/kernel.c, src/depthwidth/depth_toy/kernel.c):
-# -Wall -Wextra: the sources compile without a warning (a test holds them to that); -Wno-psabi: GCC's note
-# that 32-byte vector arguments pass differently on CPUs without AVX (only static functions of a file
-# take them, so no ABI is crossed);
-# -march=native: the build machine's instruction set (the cache key holds the CPU);
-# -ffp-contract=fast: multiply-adds may be fused (one rounding instead of two; 3-8 % faster here, equal
-# to the torch code up to float rounding);
-# -fno-trapping-math (FP exceptions are not trapped anyway) lets the compiler vectorise the ReLU;
-# -fno-math-errno lets it vectorise sqrtf (errno is never read).
-FLAGS = [
-    "-x",
-    "c",
-    "-std=c99",
-    "-O3",
-    "-march=native",
-    "-ffp-contract=fast",
-    "-fno-trapping-math",
-    "-fno-math-errno",
-    "-Wall",
-    "-Wextra",
-    "-Wno-psabi",
-    "-fPIC",
-    "-shared",
-]
-LIBS = ["-lm"]
 
 #: /proc/cpuinfo keys that name the CPU and its instruction set (x86 and ARM spellings)
 _CPU_KEYS = (
@@ -233,34 +206,3 @@ def cached_build(
                 },
             )
     return Build(lib, key, False, time.perf_counter() - t, done.stderr, sha)
-
-
-def load(
-    name: str, source_path: Path, flags: list[str] = FLAGS, libs: list[str] = LIBS
-) -> tuple[ctypes.CDLL, Build]:
-    """Find or build the library (``cached_build``) and load it; a cached build that fails to load is logged
-    and built again."""
-    b = cached_build(name, source_path, flags, libs)
-    try:
-        return ctypes.CDLL(str(b.path)), b
-    except OSError as e:
-        if not b.reused:
-            raise
-        log.warning("C kernel %s: the cached build %s does not load (%s); building it again", name, b.path, e)
-        b = cached_build(name, source_path, flags, libs, rebuild=True)
-        return ctypes.CDLL(str(b.path)), b
-
-
-def torch_sgemm() -> int | None:
-    """Address of the Fortran BLAS sgemm_ in torch's own CPU library (MKL or OpenBLAS builds export it), so
-    a kernel's products are the ones torch.mm runs; None where it is not exported."""
-    import torch
-
-    lib = Path(torch.__file__).parent / "lib"
-    for name in ("libtorch_cpu.so", "libtorch_cpu.dylib"):
-        if (lib / name).exists():
-            try:
-                return ctypes.cast(ctypes.CDLL(str(lib / name)).sgemm_, ctypes.c_void_p).value
-            except (OSError, AttributeError):
-                return None
-    return None
