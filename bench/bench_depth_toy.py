@@ -14,11 +14,11 @@ shared out), the speed-ups, the fused trainer's share of step time in its block 
 the kernel per block and batch tile: on the AVX-512 path the products together with the elementwise work
 fused into them, on the generic path the BLAS calls alone), its GFLOP/s over the whole step and inside
 the products, and the single-matmul peak (a 1024³ torch.mm, best of 5) of the same threads in the same
-run. GFLOP/s count the products a step needs, the same for every trainer: per sample, 2·D·H each, two per
-block forward, four per block backward (less the first block's input gradient, which no trainer
-computes), two per teacher block; the AVX-512 path computes each block's first product once more in the
-backward pass (not counted): on a machine shared with other jobs the peak moves with the load, and the
-ratio to it (the peak of the round that gave the fused trainer's best time) is the comparable number.
+run: on a machine shared with other jobs the peak moves with the load, and the ratio to it (the peak of
+the round that gave the fused trainer's best time) is the comparable number. GFLOP/s count the products a
+step needs, the same for every trainer: per sample, 2·D·H each, two per block forward, four per block
+backward (less the first block's input gradient, which no trainer computes), two per teacher block; the
+AVX-512 path computes each block's first product once more in the backward pass (not counted).
 Each trainer is timed ``--rounds`` times in turn (interleaved, so a change of load hits all three), and the
 best round of each is reported; ``--out`` keeps every round.
 

@@ -1,8 +1,8 @@
 """The depth toy's compiled trainer (depthwidth.depth_toy.fused) against the torch code it replaces: the same
 students trained a few hundred steps by both are equal to float rounding, for both teacher kinds, at width
 16 (the generic path) and 32 (the AVX-512 path where the CPU has it); the generic build equals the torch
-code at width 32 too; the thread count changes no number; setups it does not serve fall back to torch with a log line; bad arguments are
-refused by name.
+code at width 32 too; the thread count changes no number; setups it does not serve fall back to torch
+with a log line; bad arguments are refused by name.
 
     PYTHONPATH=src .venv/bin/python -m pytest -n 0 tests/test_depth_toy_kernel.py
 """
@@ -110,12 +110,7 @@ def test_fast_and_generic_builds_equal_the_torch_gradient_at_width_32(kernel, ba
         teacher = make_teacher(kind, 22, depth=7, width=32, vocab=8)
         want = teacher_forward(teacher, x)
         for k in (kernel, generic):
-            monkey = fused._kernel
-            fused._kernel = k
-            try:
-                got = fused.teacher_out(teacher, x)
-            finally:
-                fused._kernel = monkey
+            got = fused.teacher_out(teacher, x, k)
             assert float((got - want).abs().max()) <= 1e-4, (kind, k.fast_path())
     target = want
     depth = 4

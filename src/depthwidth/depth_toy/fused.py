@@ -329,8 +329,9 @@ def kernel_gradient(k: Kernel, group, x: torch.Tensor, target: torch.Tensor) -> 
     return loss, G
 
 
-def teacher_out(teacher, x: torch.Tensor) -> torch.Tensor:
-    """The teacher's rmsnorm(h_L) for x (B, D) by the kernel (``kernel()`` must be loaded)."""
+def teacher_out(teacher, x: torch.Tensor, k: Kernel | None = None) -> torch.Tensor:
+    """The teacher's rmsnorm(h_L) for x (B, D) by kernel ``k`` (default: the loaded one; ``kernel()`` must
+    have loaded it)."""
     B, D = x.shape
     H = 4 * D
     if teacher.kind == "tied":
@@ -339,7 +340,7 @@ def teacher_out(teacher, x: torch.Tensor) -> torch.Tensor:
         w = [t.contiguous() for t in (teacher.fc_w, teacher.fc_b, teacher.proj_w)]
     out = torch.empty(B, D)
     ws = torch.empty(B * D + TILE * (D + 2 * H))
-    _kernel.teacher_forward(
+    (k or _kernel).teacher_forward(
         depth=teacher.depth,
         x=x.contiguous(),
         fc_w=w[0],

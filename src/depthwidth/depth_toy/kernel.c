@@ -25,6 +25,10 @@
 #else
 #define FAST 0
 #endif
+/* the fast path's width, hidden width and batch rows per tile */
+#define FD 32
+#define FH 128
+#define FT 64
 
 typedef void (*sgemm_t)(const char *, const char *, const int *, const int *, const int *, const float *,
                         const float *, const int *, const float *, const int *, const float *, float *,
@@ -91,9 +95,6 @@ static void bias_relu_square(int64_t rows, int64_t H, const float *restrict a, c
    keeps each block's normalised input and 1/rms only; the backward computes the ReLU output again (see
    bwd_tile). Compiled out (the generic path serves every shape) where AVX-512 is absent or
    DEPTH_TOY_GENERIC is defined. */
-#define FD 32
-#define FH 128
-#define FT 64
 #define AI static inline __attribute__((always_inline))
 
 /* The one product shape: acc[r][v] += sum_t X[r * ldx + t * sx] W[t * ldw + 16 v] for r < R, v < V, t < K
@@ -221,13 +222,13 @@ static void relu_rows(int T, const float *restrict n, const float *W1, const flo
     }
 }
 
-/* One block forward on T rows: n = rmsnorm(h) (kept in n, inv), r = relu(n W1 + b) (kept in R when given),
-   h += r^2 W2. sq: T x H scratch. */
+/* One block forward on T rows: n = rmsnorm(h) (kept in n, inv), r = relu(n W1 + b), h += r^2 W2 (r is not
+   kept: the backward pass computes it again). sq: T x H scratch. */
 static void fwd_tile(int T, float *restrict h, float *restrict n, float *restrict inv, const float *W1,
-                     const float *b, const float *W2, float *restrict R, float *restrict sq)
+                     const float *b, const float *W2, float *restrict sq)
 {
     rmsnorm_fast(T, h, n, inv);
-    relu_rows(T, n, W1, b, R, sq);
+    relu_rows(T, n, W1, b, 0, sq);
     for (int i = 0; i < T;) {
         __m512 acc[24];
         const int rows = group2(T - i);
@@ -358,7 +359,7 @@ void teacher_forward(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, c
         for (int64_t l = 0; l < L; l++)
             for (int64_t r0 = 0; r0 < B; r0 += FT)
                 fwd_tile((int)(B - r0 < FT ? B - r0 : FT), h + r0 * D, n, 0, W1 + l * sW1, b1 + l * sb1,
-                         W2 + l * sW2, 0, sq);
+                         W2 + l * sW2, sq);
         gs = now_s() - t;
         rmsnorm_rows(B, D, h, out, 0);
         stats[0] += gs;
@@ -379,9 +380,16 @@ void teacher_forward(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, c
     stats[0] += gs;
 }
 
-/* Size in floats of student_step's workspace (either path's). */
+/* Size in floats of student_step's workspace: the generic path's (each block's normalised input, 1/rms and
+   ReLU output, h, g, out, 1/rms of out, tile scratch), or the fast path's where this build takes it at
+   these sizes (the normalised inputs and 1/rms, the transposed weights, W2's gradient transposed, h, g,
+   out, 1/rms of out, three FT x H scratch tiles). */
 int64_t student_workspace(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile)
-{ return L * B * (D + 1 + H) + 3 * B * D + B + tile * (2 * H + D) + 2 * L * D * H + H * D + 2 * 64 * H; }
+{
+    if (FAST && D == FD && H == FH)
+        return L * B * (D + 1) + 2 * L * D * H + H * D + 3 * B * D + B + 3 * FT * H;
+    return L * B * (D + 1 + H) + 3 * B * D + B + tile * (2 * H + D);
+}
 
 /* 1 where this build has the fast path (AVX-512, used for D = 32, H = 128), 0 where it has the generic
    one only. */
@@ -413,7 +421,7 @@ static double student_step_fast(int64_t L, int64_t B, const float *restrict x, c
         if (timed) t = now_s();
         for (int64_t r0 = 0; r0 < B; r0 += FT)
             fwd_tile((int)(B - r0 < FT ? B - r0 : FT), h + r0 * D, Ns + (l * B + r0) * D, INV + l * B + r0,
-                     W1 + l * D * H, b1 + l * H, W2 + l * H * D, 0, sq);
+                     W1 + l * D * H, b1 + l * H, W2 + l * H * D, sq);
         if (timed) gs += now_s() - t;
     }
     rmsnorm_rows(B, D, h, out, inv_out);
