@@ -219,8 +219,9 @@ def fused_trainer(teacher, depths, steps, batch, threads) -> dict:
     flop = dense_flop(depths, batch) * steps
     return {
         "ms": 1e3 * total / (steps * len(depths)),
+        "threads": fs.threads,  # the threads the trainer used (at most one per student)
         # over all threads: the products' thread-seconds against the step's wall time times the threads
-        "dense_share": gemm / (total * max(1, min(threads, len(depths)))),
+        "dense_share": gemm / (total * fs.threads),
         "fast_path": fused.kernel().fast_path(),
         "gflops": flop / total / 1e9,
         "gflops_in_products": flop / gemm / 1e9,
@@ -266,8 +267,9 @@ def mse_main(args) -> dict:
         res["fused_gflops_vs_peak"] = res["fused_gflops"] / res["matmul_peak_gflops"]
         # the rate inside the products is per thread (FLOP over the threads' summed seconds in them); the
         # peak is that of all the threads together
-        used = max(1, min(args.threads, len(depths)))
-        res["fused_products_vs_peak"] = res["fused_gflops_in_products"] * used / res["matmul_peak_gflops"]
+        res["fused_products_vs_peak"] = (
+            res["fused_gflops_in_products"] * res["fused_threads"] / res["matmul_peak_gflops"]
+        )
         res["rounds"] = rounds
         res["torch_trainer_gflops"] = res["dense_gflop_per_step"] / (res["batched_ms"] * len(depths) / 1e3)
         res["plain_gflops"] = (
