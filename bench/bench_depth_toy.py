@@ -16,10 +16,9 @@ fused into them, on the generic path the BLAS calls alone), its GFLOP/s over the
 the products, and the single-matmul peak (a 1024³ torch.mm, best of 10) of the same threads, measured in
 every round: on a machine shared with other jobs the peak moves with the load, so the ratios use the
 highest peak of the run (the machine's best, which a loaded round under-states), and every round's peak is
-kept in ``--out``. GFLOP/s count the products a
-step needs, the same for every trainer: per sample, 2·D·H each, two per block forward, four per block
-backward (less the first block's input gradient, which no trainer computes), two per teacher block; the
-AVX-512 path computes each block's first product once more in the backward pass (not counted).
+kept in ``--out``. GFLOP/s count the products a step needs, the same for every trainer: per sample,
+2·D·H each, two per block forward, four per block backward (less the first block's input gradient, which
+no trainer computes), two per teacher block.
 Each trainer is timed ``--rounds`` times in turn (interleaved, so a change of load hits all three), and the
 best round of each is reported; ``--out`` keeps every round.
 

@@ -1,14 +1,13 @@
 """The depth toy's compiled trainer (``kernel.c`` beside this file), behind a checked boundary.
 
 What it computes: one training step of one MSE student (the ``mse`` setup: Euler blocks, no head) in one
-call: the forward pass through its pre-norm residual ReLU² blocks (keeping each block's normalised input
-and 1/rms), the MSE on the final normalised state, the backward pass and torch.optim.Adam's update.
-``teacher_forward`` runs the teacher once per step for every student of the step. Two paths, chosen by the
-build: on a CPU with AVX-512 at the paper's width (D = 32, H = 128), hand-written register-blocked products
-with the elementwise work (RMSNorm and its backward, bias, ReLU, square, the bias gradient) done on each
-group of rows while they are in registers, over batch tiles of 64 rows, and each block's ReLU output
-computed again in the backward pass instead of stored (storing and re-reading it costs more memory time
-than the product); elsewhere (other widths, other CPUs, or built with ``-DDEPTH_TOY_GENERIC``), the dense
+call: the forward pass through its pre-norm residual ReLU² blocks (keeping each block's normalised input,
+1/rms and ReLU output), the MSE on the final normalised state, the backward pass and torch.optim.Adam's
+update. ``teacher_forward`` runs the teacher once per step for every student of the step. Two paths, chosen
+by the build: on a CPU with AVX-512 at the paper's width (D = 32, H = 128), hand-written register-blocked
+products with the elementwise work (RMSNorm and its backward, bias, ReLU, square, the bias gradient) done
+on each group of rows while they are in registers, one batch tile of 64 rows at a time through every block
+forward and back (so what the backward reads of a tile is still in the caches); elsewhere (other widths, other CPUs, or built with ``-DDEPTH_TOY_GENERIC``), the dense
 products through torch's own BLAS (its Fortran ``sgemm_``) with the elementwise work in passes over batch
 tiles of 256 rows. The torch code (``model.StudentGroup``, ``torch.optim.Adam``) is the reference:
 ``tests/test_depth_toy_kernel.py`` holds both paths equal to it to float rounding.

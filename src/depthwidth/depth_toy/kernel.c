@@ -87,71 +87,80 @@ static void bias_relu_square(int64_t rows, int64_t H, const float *restrict a, c
 
 #if FAST
 /* The fast path for the paper's width (D = 32, H = 128) on CPUs with AVX-512: every product is written as
-   broadcast-scalar times row-vector FMAs with the accumulators in registers (bc_R_V below), and the
-   elementwise work (RMSNorm and its backward, bias, ReLU, square, the bias gradient) is done on each group
-   of rows while it is in registers or the first-level cache, over batch tiles of FT rows. Weights are read
-   as rows, so the backward uses transposed copies W1T (H x D) and W2T (D x H) made at the start of a step,
-   and W2's gradient is accumulated transposed (D x H) and transposed back once per block. The forward
-   keeps each block's normalised input and 1/rms only; the backward computes the ReLU output again (see
-   bwd_tile). Compiled out (the generic path serves every shape) where AVX-512 is absent or
-   DEPTH_TOY_GENERIC is defined. */
+   broadcast-scalar times row-vector FMAs with the accumulators in registers (bc below), and the elementwise
+   work (RMSNorm and its backward, bias, ReLU, square, the bias gradient) is done on each group of rows while
+   it is in registers, over batch tiles of FT rows. A student's step takes one tile at a time through every
+   block forward and back (student_step_fast), so a tile's per-block state (normalised input, 1/rms, ReLU
+   output) is still in the caches when its backward needs it. Weights are read as rows, so the backward uses
+   transposed copies W1T (H x D) and W2T (D x H) made at the start of a step, and W2's gradient is
+   accumulated transposed (D x H) and transposed back at the end. Compiled out (the generic path serves
+   every shape) where AVX-512 is absent or DEPTH_TOY_GENERIC is defined. */
 #define AI static inline __attribute__((always_inline))
 
-/* The one product shape: acc[r][v] += sum_t X[r * ldx + t * sx] W[t * ldw + 16 v] for r < R, v < V, t < K
-   (a scalar of X broadcast against V vectors of a row of W; R * V accumulators in registers). Every product
-   of the fast path is one of three instances: rows of a batch tile times a weight matrix (sx = 1), or a
-   weight gradient summed over the tile's rows (ldx = 1, sx = the row length). */
-#define DEF_BC(R, V)                                                                                         \
-    AI void bc_##R##_##V(int K, const float *X, int64_t ldx, int64_t sx, const float *W, int64_t ldw,        \
-                         __m512 *acc)                                                                        \
-    {                                                                                                        \
-        for (int t = 0; t < K; t++) {                                                                        \
-            __m512 w[V];                                                                                     \
-            for (int v = 0; v < V; v++) w[v] = _mm512_loadu_ps(W + t * ldw + 16 * v);                        \
-            for (int r = 0; r < R; r++) {                                                                    \
-                const __m512 x = _mm512_set1_ps(X[r * ldx + t * sx]);                                        \
-                for (int v = 0; v < V; v++) acc[r * V + v] = _mm512_fmadd_ps(x, w[v], acc[r * V + v]);       \
-            }                                                                                                \
-        }                                                                                                    \
-    }
-DEF_BC(6, 4)
-DEF_BC(4, 4)
-DEF_BC(2, 4)
-DEF_BC(1, 4)
-DEF_BC(12, 2)
-DEF_BC(4, 2)
-DEF_BC(1, 2)
+#define UNROLL _Pragma("GCC unroll 32")
 
-/* Rows [i, i + R) of a tile times a (K x 64) half of a weight matrix: acc = X rows . W (sx = 1). */
-#define ROWS4(R, X, ldx, K, W, ldw, acc)                                                                     \
+/* The one product shape: acc[r][v] += sum_t X[r * ldx + t * sx] W[t * ldw + 16 v] for r < R, v < V, t < K
+   (a scalar of X broadcast against V vectors of a row of W; R * V accumulators in registers). R and V are
+   constants at every call, so the accumulators stay in registers through the caller's epilogue too (a row
+   count known only at run time would put them on the stack). Every product of the fast path is one of
+   three instances: rows of a batch tile times a weight matrix (sx = 1), or a weight gradient summed over
+   the tile's rows (ldx = 1, sx = the row length). */
+AI void bc(const int R, const int V, int K, const float *X, int64_t ldx, int64_t sx, const float *W,
+           int64_t ldw, __m512 *acc)
+{
+    for (int t = 0; t < K; t++) {
+        __m512 w[4];
+        UNROLL for (int v = 0; v < V; v++) w[v] = _mm512_loadu_ps(W + t * ldw + 16 * v);
+        UNROLL for (int r = 0; r < R; r++)
+        {
+            const __m512 x = _mm512_set1_ps(X[r * ldx + t * sx]);
+            UNROLL for (int v = 0; v < V; v++) acc[r * V + v] = _mm512_fmadd_ps(x, w[v], acc[r * V + v]);
+        }
+    }
+}
+
+/* Calls f(R, i) for the row groups [i, i + R) of T rows: R = 6 (4-vector products) or 12 (2-vector
+   products) at a time, then 4, 2, 1; every R a constant at its call. */
+#define GROUPS4(T, f)                                                                                        \
     do {                                                                                                     \
-        for (int q = 0; q < (R) * 4; q++) acc[q] = _mm512_setzero_ps();                                      \
-        bc_##R##_4(K, X, ldx, 1, W, ldw, acc);                                                               \
+        int i_ = 0;                                                                                          \
+        for (; i_ + 6 <= (T); i_ += 6) f(6, i_);                                                             \
+        if (i_ + 4 <= (T)) {                                                                                 \
+            f(4, i_);                                                                                        \
+            i_ += 4;                                                                                         \
+        }                                                                                                    \
+        if (i_ + 2 <= (T)) {                                                                                 \
+            f(2, i_);                                                                                        \
+            i_ += 2;                                                                                         \
+        }                                                                                                    \
+        if (i_ < (T)) f(1, i_);                                                                              \
+    } while (0)
+#define GROUPS2(T, f)                                                                                        \
+    do {                                                                                                     \
+        int i_ = 0;                                                                                          \
+        for (; i_ + 12 <= (T); i_ += 12) f(12, i_);                                                          \
+        for (; i_ + 4 <= (T); i_ += 4) f(4, i_);                                                             \
+        for (; i_ < (T); i_++) f(1, i_);                                                                     \
     } while (0)
 
-/* The row groups of a tile of T rows for 4-vector products: 6 at a time, then 4, 2, 1. */
-AI int group4(int rem)
-{ return rem >= 6 ? 6 : rem >= 4 ? 4 : rem >= 2 ? 2 : 1; }
+/* O (D x H) += X^T Y over T rows for R rows of O and one 64-column half: X (T x D), Y (T x H). */
+AI void outer_group(const int R, int T, const float *X, const float *Y, float *O)
+{
+    __m512 acc[24];
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int v = 0; v < 4; v++) acc[r * 4 + v] =
+        _mm512_loadu_ps(O + r * FH + 16 * v);
+    bc(R, 4, T, X, 1, FD, Y, FH, acc);
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int v = 0; v < 4; v++)
+        _mm512_storeu_ps(O + r * FH + 16 * v, acc[r * 4 + v]);
+}
 
-/* O (D x H) += X^T Y over T rows: X (T x D), Y (T x H); D = 32 output rows in groups of 6 (then 2), each
-   row's 128 columns in two halves of 4 vectors. */
+/* O (D x H) += X^T Y over T rows: X (T x D), Y (T x H); D = 32 output rows in groups of 6, 6, 6, 6, 4, 4,
+   each row's 128 columns in two halves of 4 vectors. */
 static void outer_t(int T, const float *restrict X, const float *restrict Y, float *restrict O)
 {
-    for (int k0 = 0; k0 < FD;) {
-        const int R = FD - k0 >= 6 ? 6 : 2;
-        for (int half = 0; half < 2; half++) {
-            __m512 acc[24];
-            float *o = O + k0 * FH + 64 * half;
-            for (int r = 0; r < R; r++)
-                for (int v = 0; v < 4; v++) acc[r * 4 + v] = _mm512_loadu_ps(o + r * FH + 16 * v);
-            if (R == 6)
-                bc_6_4(T, X + k0, 1, FD, Y + 64 * half, FH, acc);
-            else
-                bc_2_4(T, X + k0, 1, FD, Y + 64 * half, FH, acc);
-            for (int r = 0; r < R; r++)
-                for (int v = 0; v < 4; v++) _mm512_storeu_ps(o + r * FH + 16 * v, acc[r * 4 + v]);
-        }
-        k0 += R;
+    for (int half = 0; half < 2; half++) {
+        for (int k0 = 0; k0 < 24; k0 += 6) outer_group(6, T, X + k0, Y + 64 * half, O + k0 * FH + 64 * half);
+        for (int k0 = 24; k0 < FD; k0 += 4) outer_group(4, T, X + k0, Y + 64 * half, O + k0 * FH + 64 * half);
     }
 }
 
@@ -170,131 +179,139 @@ static void rmsnorm_fast(int T, const float *restrict h, float *restrict n, floa
     }
 }
 
-/* acc = rows [0, rows) of X (row length FD) times a (FD x 64) half W of a weight matrix (row length FH). */
-AI void rows4(int rows, const float *X, const float *W, __m512 *acc)
+/* Rows [i, i + R) of r = relu(n W1 + b) for one 64-column half (kept in Rk when given), sq = r^2. */
+AI void relu_group(const int R, int i, const float *n, const float *W1h, const __m512 *bv, float *Rk,
+                   float *sq)
 {
-    if (rows == 6)
-        ROWS4(6, X, FD, FD, W, FH, acc);
-    else if (rows == 4)
-        ROWS4(4, X, FD, FD, W, FH, acc);
-    else if (rows == 2)
-        ROWS4(2, X, FD, FD, W, FH, acc);
-    else
-        ROWS4(1, X, FD, FD, W, FH, acc);
-}
-
-/* The row groups of a tile for 2-vector products: 12 at a time, then 4, then 1. */
-AI int group2(int rem)
-{ return rem >= 12 ? 12 : rem >= 4 ? 4 : 1; }
-
-/* acc += rows [0, rows) of X (row length FH) times W (FH x FD); rows: a group2 size. */
-AI void rows2(int rows, const float *X, const float *W, __m512 *acc)
-{
-    if (rows == 12)
-        bc_12_2(FH, X, FH, 1, W, FD, acc);
-    else if (rows == 4)
-        bc_4_2(FH, X, FH, 1, W, FD, acc);
-    else
-        bc_1_2(FH, X, FH, 1, W, FD, acc);
+    __m512 acc[24];
+    UNROLL for (int q = 0; q < R * 4; q++) acc[q] = _mm512_setzero_ps();
+    bc(R, 4, FD, n + i * FD, FD, 1, W1h, FH, acc);
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int v = 0; v < 4; v++)
+    {
+        const int64_t o = (int64_t)(i + r) * FH + 16 * v;
+        const __m512 a = _mm512_max_ps(_mm512_add_ps(acc[r * 4 + v], bv[v]), _mm512_setzero_ps());
+        if (Rk) _mm512_storeu_ps(Rk + o, a);
+        _mm512_storeu_ps(sq + o, _mm512_mul_ps(a, a));
+    }
 }
 
 /* r = relu(n W1 + b) on T rows (kept in R when given), sq = r^2. */
 static void relu_rows(int T, const float *restrict n, const float *W1, const float *b, float *restrict R,
                       float *restrict sq)
 {
-    const __m512 zero = _mm512_setzero_ps();
     for (int half = 0; half < 2; half++) {
         __m512 bv[4];
         for (int v = 0; v < 4; v++) bv[v] = _mm512_loadu_ps(b + 64 * half + 16 * v);
-        for (int i = 0; i < T;) {
-            __m512 acc[24];
-            const int rows = group4(T - i);
-            rows4(rows, n + i * FD, W1 + 64 * half, acc);
-            for (int r = 0; r < rows; r++)
-                for (int v = 0; v < 4; v++) {
-                    const int64_t o = (int64_t)(i + r) * FH + 64 * half + 16 * v;
-                    const __m512 a = _mm512_max_ps(_mm512_add_ps(acc[r * 4 + v], bv[v]), zero);
-                    if (R) _mm512_storeu_ps(R + o, a);
-                    _mm512_storeu_ps(sq + o, _mm512_mul_ps(a, a));
-                }
-            i += rows;
+        float *sqh = sq + 64 * half;
+        const float *W1h = W1 + 64 * half;
+        if (R) { /* two copies: the one without R has no stores to it */
+            float *Rh = R + 64 * half;
+#define RELU_G(Rc, i) relu_group(Rc, i, n, W1h, bv, Rh, sqh)
+            GROUPS4(T, RELU_G);
+#undef RELU_G
+        } else {
+#define RELU_G(Rc, i) relu_group(Rc, i, n, W1h, bv, 0, sqh)
+            GROUPS4(T, RELU_G);
+#undef RELU_G
         }
     }
 }
 
-/* One block forward on T rows: n = rmsnorm(h) (kept in n, inv), r = relu(n W1 + b), h += r^2 W2 (r is not
-   kept: the backward pass computes it again). sq: T x H scratch. */
+/* h rows [i, i + R) += sq rows . W2. */
+AI void proj_group(const int R, int i, const float *sq, const float *W2, float *h)
+{
+    __m512 acc[24];
+    UNROLL for (int r = 0; r < R; r++)
+    {
+        acc[2 * r] = _mm512_loadu_ps(h + (i + r) * FD);
+        acc[2 * r + 1] = _mm512_loadu_ps(h + (i + r) * FD + 16);
+    }
+    bc(R, 2, FH, sq + i * FH, FH, 1, W2, FD, acc);
+    UNROLL for (int r = 0; r < R; r++)
+    {
+        _mm512_storeu_ps(h + (i + r) * FD, acc[2 * r]);
+        _mm512_storeu_ps(h + (i + r) * FD + 16, acc[2 * r + 1]);
+    }
+}
+
+/* One block forward on T rows: n = rmsnorm(h) (kept in n, inv), r = relu(n W1 + b) (kept in R when given),
+   h += r^2 W2. sq: T x H scratch. */
 static void fwd_tile(int T, float *restrict h, float *restrict n, float *restrict inv, const float *W1,
-                     const float *b, const float *W2, float *restrict sq)
+                     const float *b, const float *W2, float *restrict R, float *restrict sq)
 {
     rmsnorm_fast(T, h, n, inv);
-    relu_rows(T, n, W1, b, 0, sq);
-    for (int i = 0; i < T;) {
-        __m512 acc[24];
-        const int rows = group2(T - i);
-        for (int r = 0; r < rows; r++) {
-            acc[2 * r] = _mm512_loadu_ps(h + (i + r) * FD);
-            acc[2 * r + 1] = _mm512_loadu_ps(h + (i + r) * FD + 16);
-        }
-        rows2(rows, sq + i * FH, W2, acc);
-        for (int r = 0; r < rows; r++) {
-            _mm512_storeu_ps(h + (i + r) * FD, acc[2 * r]);
-            _mm512_storeu_ps(h + (i + r) * FD + 16, acc[2 * r + 1]);
-        }
-        i += rows;
+    relu_rows(T, n, W1, b, R, sq);
+#define PROJ_G(Rc, i) proj_group(Rc, i, sq, W2, h)
+    GROUPS2(T, PROJ_G);
+#undef PROJ_G
+}
+
+/* Rows [i, i + R) of a = dL/d(pre-activation) = (g W2^T) * 2 r for one 64-column half; gbv += their sum. */
+AI void dact_group(const int R, int i, const float *g, const float *W2Th, const float *Rh, float *ah,
+                   __m512 *gbv)
+{
+    __m512 acc[24];
+    UNROLL for (int q = 0; q < R * 4; q++) acc[q] = _mm512_setzero_ps();
+    bc(R, 4, FD, g + i * FD, FD, 1, W2Th, FH, acc);
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int v = 0; v < 4; v++)
+    {
+        const int64_t o = (int64_t)(i + r) * FH + 16 * v;
+        const __m512 rr = _mm512_loadu_ps(Rh + o);
+        const __m512 d = _mm512_mul_ps(acc[r * 4 + v], _mm512_add_ps(rr, rr));
+        _mm512_storeu_ps(ah + o, d);
+        gbv[v] = _mm512_add_ps(gbv[v], d);
     }
 }
 
-/* One block backward on T rows. g (T x D): dL/dh_{l+1} in, dL/dh_l out (when need_dx). n, inv: the
-   block's saved normalised input and 1/rms of these rows; its ReLU output r = relu(n W1 + b) is computed
-   again here (into R) rather than stored by the forward pass: one more product, but the memory traffic of
-   storing and re-reading T x H floats per block costs more than the product. Accumulates gW2T (D x H: W2's
-   gradient transposed), gW1 (D x H) and gb (H). R, sq, a: T x H scratch. */
-static void bwd_tile(int T, float *restrict g, const float *restrict n, const float *restrict inv,
-                     const float *W1, const float *b, const float *W2T, const float *W1T,
-                     float *restrict gW2T, float *restrict gW1, float *restrict gb, float *restrict R,
-                     float *restrict sq, float *restrict a, int need_dx)
+/* Rows [i, i + R) of g += (a W1^T through n = h / rms(h)). */
+AI void dx_group(const int R, int i, const float *a, const float *W1T, const float *n, const float *inv,
+                 float *g)
 {
-    relu_rows(T, n, W1, b, R, sq);
+    __m512 acc[24];
+    UNROLL for (int q = 0; q < 2 * R; q++) acc[q] = _mm512_setzero_ps();
+    bc(R, 2, FH, a + i * FH, FH, 1, W1T, FD, acc);
+    UNROLL for (int r = 0; r < R; r++)
+    {
+        const float *ni = n + (i + r) * FD;
+        float *gi = g + (i + r) * FD;
+        const __m512 n0 = _mm512_loadu_ps(ni), n1 = _mm512_loadu_ps(ni + 16);
+        const __m512 d0 = acc[2 * r], d1 = acc[2 * r + 1];
+        const float dot = _mm512_reduce_add_ps(_mm512_fmadd_ps(d0, n0, _mm512_mul_ps(d1, n1))) / (float)FD;
+        const __m512 dv = _mm512_set1_ps(dot), iv = _mm512_set1_ps(inv[i + r]);
+        _mm512_storeu_ps(gi, _mm512_fmadd_ps(_mm512_fnmadd_ps(n0, dv, d0), iv, _mm512_loadu_ps(gi)));
+        _mm512_storeu_ps(gi + 16,
+                         _mm512_fmadd_ps(_mm512_fnmadd_ps(n1, dv, d1), iv, _mm512_loadu_ps(gi + 16)));
+    }
+}
+
+/* One block backward on T rows. g (T x D): dL/dh_{l+1} in, dL/dh_l out (when need_dx). n, inv, R: the
+   block's normalised input, 1/rms and ReLU output r = relu(n W1 + b) of these rows, kept by the forward.
+   Accumulates gW2T (D x H: W2's gradient transposed), gW1 (D x H) and gb (H). sq, a: T x H scratch. */
+static void bwd_tile(int T, float *restrict g, const float *restrict n, const float *restrict inv,
+                     const float *restrict R, const float *W2T, const float *W1T, float *restrict gW2T,
+                     float *restrict gW1, float *restrict gb, float *restrict sq, float *restrict a,
+                     int need_dx)
+{
+    for (int64_t o = 0; o < (int64_t)T * FH; o += 16) {
+        const __m512 r = _mm512_loadu_ps(R + o);
+        _mm512_storeu_ps(sq + o, _mm512_mul_ps(r, r));
+    }
     outer_t(T, g, sq, gW2T);
-    for (int half = 0; half < 2; half++) { /* a = dL/d(pre-activation) = (g W2^T) * 2 r */
-        for (int i = 0; i < T;) {
-            __m512 acc[24];
-            const int rows = group4(T - i);
-            rows4(rows, g + i * FD, W2T + 64 * half, acc);
-            for (int r = 0; r < rows; r++)
-                for (int v = 0; v < 4; v++) {
-                    const int64_t o = (int64_t)(i + r) * FH + 64 * half + 16 * v;
-                    const __m512 rr = _mm512_loadu_ps(R + o);
-                    const __m512 d = _mm512_mul_ps(acc[r * 4 + v], _mm512_add_ps(rr, rr));
-                    _mm512_storeu_ps(a + o, d);
-                    float *gbv = gb + 64 * half + 16 * v;
-                    _mm512_storeu_ps(gbv, _mm512_add_ps(_mm512_loadu_ps(gbv), d));
-                }
-            i += rows;
-        }
+    for (int half = 0; half < 2; half++) {
+        __m512 gbv[4];
+        for (int v = 0; v < 4; v++) gbv[v] = _mm512_loadu_ps(gb + 64 * half + 16 * v);
+        const float *W2Th = W2T + 64 * half, *Rh = R + 64 * half;
+        float *ah = a + 64 * half;
+#define DACT_G(Rc, i) dact_group(Rc, i, g, W2Th, Rh, ah, gbv)
+        GROUPS4(T, DACT_G);
+#undef DACT_G
+        for (int v = 0; v < 4; v++) _mm512_storeu_ps(gb + 64 * half + 16 * v, gbv[v]);
     }
     outer_t(T, n, a, gW1);
     if (!need_dx) return;
-    for (int i = 0; i < T;) { /* through n = h / rms(h), plus the residual path */
-        __m512 acc[24];
-        const int rows = group2(T - i);
-        for (int q = 0; q < 2 * rows; q++) acc[q] = _mm512_setzero_ps();
-        rows2(rows, a + i * FH, W1T, acc);
-        for (int r = 0; r < rows; r++) {
-            const float *ni = n + (i + r) * FD;
-            float *gi = g + (i + r) * FD;
-            const __m512 n0 = _mm512_loadu_ps(ni), n1 = _mm512_loadu_ps(ni + 16);
-            const __m512 d0 = acc[2 * r], d1 = acc[2 * r + 1];
-            const float dot =
-                _mm512_reduce_add_ps(_mm512_fmadd_ps(d0, n0, _mm512_mul_ps(d1, n1))) / (float)FD;
-            const __m512 dv = _mm512_set1_ps(dot), iv = _mm512_set1_ps(inv[i + r]);
-            _mm512_storeu_ps(gi, _mm512_fmadd_ps(_mm512_fnmadd_ps(n0, dv, d0), iv, _mm512_loadu_ps(gi)));
-            _mm512_storeu_ps(gi + 16,
-                             _mm512_fmadd_ps(_mm512_fnmadd_ps(n1, dv, d1), iv, _mm512_loadu_ps(gi + 16)));
-        }
-        i += rows;
-    }
+#define DX_G(Rc, i) dx_group(Rc, i, a, W1T, n, inv, g)
+    GROUPS2(T, DX_G);
+#undef DX_G
 }
 
 /* B (cols x rows) = A^T for A (rows x cols). */
@@ -305,14 +322,14 @@ static void transpose(int rows, int cols, const float *restrict A, float *restri
 }
 #endif
 
-/* The MSE of out (B x D) against target, returned (mean over batch and width, summed in double), and its
-   gradient through the final rmsnorm into g: dh = (go - o * mean(go * o)) / rms. */
-static double mse_grad(int64_t B, int64_t D, const float *restrict out, const float *restrict inv_out,
-                       const float *restrict target, float *restrict g)
+/* The squared errors of `rows` rows of out (row length D) against target added to `loss` (returned; summed in
+   double, row after row) and their gradient through the final rmsnorm into g: dh = (go - o * mean(go * o)) /
+   rms, with go = scale * (out - target). */
+static double mse_grad_rows(int64_t rows, int64_t D, float scale, const float *restrict out,
+                            const float *restrict inv_out, const float *restrict target, float *restrict g,
+                            double loss)
 {
-    double loss = 0.0;
-    const float scale = 2.0f / (float)(B * D);
-    for (int64_t r = 0; r < B; r++) {
+    for (int64_t r = 0; r < rows; r++) {
         float dot = 0.0f;
         for (int64_t k = 0; k < D; k++) {
             const float e = out[r * D + k] - target[r * D + k];
@@ -323,8 +340,14 @@ static double mse_grad(int64_t B, int64_t D, const float *restrict out, const fl
         dot /= (float)D;
         for (int64_t k = 0; k < D; k++) g[r * D + k] = (g[r * D + k] - out[r * D + k] * dot) * inv_out[r];
     }
-    return loss / (double)(B * D);
+    return loss;
 }
+
+/* The MSE of out (B x D) against target, returned (mean over batch and width, summed in double), and its
+   gradient through the final rmsnorm into g: dh = (go - o * mean(go * o)) / rms. */
+static double mse_grad(int64_t B, int64_t D, const float *restrict out, const float *restrict inv_out,
+                       const float *restrict target, float *restrict g)
+{ return mse_grad_rows(B, D, 2.0f / (float)(B * D), out, inv_out, target, g, 0.0) / (double)(B * D); }
 
 /* torch.optim.Adam's update of the n parameters P from gradient G, moments M, V. */
 static void adam(int64_t n, float *restrict P, const float *restrict G, float *restrict M, float *restrict V,
@@ -359,7 +382,7 @@ void teacher_forward(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, c
         for (int64_t l = 0; l < L; l++)
             for (int64_t r0 = 0; r0 < B; r0 += FT)
                 fwd_tile((int)(B - r0 < FT ? B - r0 : FT), h + r0 * D, n, 0, W1 + l * sW1, b1 + l * sb1,
-                         W2 + l * sW2, sq);
+                         W2 + l * sW2, 0, sq);
         gs = now_s() - t;
         rmsnorm_rows(B, D, h, out, 0);
         stats[0] += gs;
@@ -387,7 +410,7 @@ void teacher_forward(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, c
 int64_t student_workspace(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile)
 {
     if (FAST && D == FD && H == FH)
-        return L * B * (D + 1) + 2 * L * D * H + H * D + 3 * B * D + B + 3 * FT * H;
+        return L * FT * (H + D + 1) + 3 * L * D * H + 3 * FT * D + FT + 2 * FT * H;
     return L * B * (D + 1 + H) + 3 * B * D + B + tile * (2 * H + D);
 }
 
@@ -397,8 +420,11 @@ int fast_path(void)
 { return FAST; }
 
 #if FAST
-/* student_step for D = 32, H = 128 (see the fast path above). Workspace: Ns, W1T, W2T, gW2T, h, g, out,
-   sq, a, R, INV, inv_out (every array but the last two a multiple of 16 floats). */
+/* student_step for D = 32, H = 128 (see the fast path above), one batch tile of FT rows at a time through
+   every block forward and back: a tile's per-block state (normalised input, 1/rms, ReLU output) stays in
+   the caches between its forward and its backward, and the weight gradients add up tile after tile in
+   batch order. Workspace: Rs, Ns, INV (per block, one tile), W1T, W2T, gW2T (per block), h, g, out, sq, a,
+   inv_out (every array but the last a multiple of 16 floats). */
 static double student_step_fast(int64_t L, int64_t B, const float *restrict x, const float *restrict target,
                                 float *restrict P, float *restrict G, float *restrict M, float *restrict V,
                                 float *restrict ws, double step_size, double bc2_sqrt, double beta1,
@@ -407,41 +433,38 @@ static double student_step_fast(int64_t L, int64_t B, const float *restrict x, c
     const int64_t D = FD, H = FH, nW1 = L * D * H, nb1 = L * H, nP = nW1 + nb1 + L * H * D;
     const float *W1 = P, *b1 = P + nW1, *W2 = P + nW1 + nb1;
     float *gW1 = G, *gb1 = G + nW1, *gW2 = G + nW1 + nb1;
-    float *Ns = ws, *W1T = Ns + L * B * D, *W2T = W1T + L * D * H;
-    float *gW2T = W2T + L * D * H, *h = gW2T + H * D, *g = h + B * D, *out = g + B * D;
-    float *sq = out + B * D, *a = sq + FT * H, *R = a + FT * H, *INV = R + FT * H, *inv_out = INV + L * B;
-    double gs = 0.0, t = 0.0;
+    float *Rs = ws, *Ns = Rs + L * FT * H, *INV = Ns + L * FT * D, *W1T = INV + L * FT;
+    float *W2T = W1T + L * D * H, *gW2T = W2T + L * D * H, *h = gW2T + L * D * H, *g = h + FT * D;
+    float *out = g + FT * D, *sq = out + FT * D, *a = sq + FT * H, *inv_out = a + FT * H;
+    const float scale = 2.0f / (float)(B * D);
+    double gs = 0.0, t = 0.0, loss = 0.0;
 
     for (int64_t l = 0; l < L; l++) {
         transpose((int)D, (int)H, W1 + l * D * H, W1T + l * H * D);
         transpose((int)H, (int)D, W2 + l * H * D, W2T + l * D * H);
     }
-    rmsnorm_rows(B, D, x, h, 0);
-    for (int64_t l = 0; l < L; l++) {
+    for (int64_t i = 0; i < nW1 + nb1; i++) G[i] = 0.0f;
+    for (int64_t i = 0; i < L * D * H; i++) gW2T[i] = 0.0f;
+    for (int64_t r0 = 0; r0 < B; r0 += FT) {
+        const int T = (int)(B - r0 < FT ? B - r0 : FT);
+        rmsnorm_rows(T, D, x + r0 * D, h, 0);
         if (timed) t = now_s();
-        for (int64_t r0 = 0; r0 < B; r0 += FT)
-            fwd_tile((int)(B - r0 < FT ? B - r0 : FT), h + r0 * D, Ns + (l * B + r0) * D, INV + l * B + r0,
-                     W1 + l * D * H, b1 + l * H, W2 + l * H * D, sq);
+        for (int64_t l = 0; l < L; l++)
+            fwd_tile(T, h, Ns + l * FT * D, INV + l * FT, W1 + l * D * H, b1 + l * H, W2 + l * H * D,
+                     Rs + l * FT * H, sq);
+        if (timed) gs += now_s() - t;
+        rmsnorm_rows(T, D, h, out, inv_out);
+        loss = mse_grad_rows(T, D, scale, out, inv_out, target + r0 * D, g, loss);
+        if (timed) t = now_s();
+        for (int64_t l = L - 1; l >= 0; l--)
+            bwd_tile(T, g, Ns + l * FT * D, INV + l * FT, Rs + l * FT * H, W2T + l * D * H, W1T + l * H * D,
+                     gW2T + l * D * H, gW1 + l * D * H, gb1 + l * H, sq, a, l > 0);
         if (timed) gs += now_s() - t;
     }
-    rmsnorm_rows(B, D, h, out, inv_out);
-    const double loss = mse_grad(B, D, out, inv_out, target, g);
-
-    for (int64_t l = L - 1; l >= 0; l--) {
-        float *gw1 = gW1 + l * D * H, *gbl = gb1 + l * H;
-        for (int64_t i = 0; i < H * D; i++) gw1[i] = gW2T[i] = 0.0f;
-        for (int64_t j = 0; j < H; j++) gbl[j] = 0.0f;
-        if (timed) t = now_s();
-        for (int64_t r0 = 0; r0 < B; r0 += FT)
-            bwd_tile((int)(B - r0 < FT ? B - r0 : FT), g + r0 * D, Ns + (l * B + r0) * D, INV + l * B + r0,
-                     W1 + l * D * H, b1 + l * H, W2T + l * D * H, W1T + l * H * D, gW2T, gw1, gbl, R, sq, a,
-                     l > 0);
-        if (timed) gs += now_s() - t;
-        transpose((int)D, (int)H, gW2T, gW2 + l * H * D);
-    }
+    for (int64_t l = 0; l < L; l++) transpose((int)D, (int)H, gW2T + l * D * H, gW2 + l * H * D);
     adam(nP, P, G, M, V, step_size, bc2_sqrt, beta1, beta2, eps);
     stats[0] += gs;
-    return loss;
+    return loss / (double)(B * D);
 }
 #endif
 
