@@ -119,8 +119,9 @@ AI void bc(const int R, const int V, int K, const float *X, int64_t ldx, int64_t
     }
 }
 
-/* Calls f(R, i) for the row groups [i, i + R) of T rows: R = 6 (4-vector products) or 12 (2-vector
-   products) at a time, then 4, 2, 1; every R a constant at its call. */
+/* Call f(R, i) for the row groups [i, i + R) of T rows, every R a constant at its call: GROUPS4 (4-vector
+   products) 6 rows at a time, then a 4, a 2 and a 1 where they fit; GROUPS2 (2-vector products) 12 at a
+   time, then 4s, then 1s. */
 #define GROUPS4(T, f)                                                                                        \
     do {                                                                                                     \
         int i_ = 0;                                                                                          \
@@ -405,8 +406,9 @@ void teacher_forward(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, c
 
 /* Size in floats of student_step's workspace: the generic path's (each block's normalised input, 1/rms and
    ReLU output, h, g, out, 1/rms of out, tile scratch), or the fast path's where this build takes it at
-   these sizes (the normalised inputs and 1/rms, the transposed weights, W2's gradient transposed, h, g,
-   out, 1/rms of out, three FT x H scratch tiles). */
+   these sizes (each block's ReLU output, normalised input and 1/rms for one FT-row tile; each block's
+   transposed weights and transposed W2 gradient; h, g, out of a tile, two FT x H scratch tiles, 1/rms of
+   out). */
 int64_t student_workspace(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile)
 {
     if (FAST && D == FD && H == FH)
