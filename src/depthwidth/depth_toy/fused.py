@@ -7,9 +7,9 @@ update. ``teacher_forward`` runs the teacher once per step for every student of 
 by the build: on a CPU with AVX-512 at the paper's width (D = 32, H = 128), hand-written register-blocked
 products with the elementwise work (RMSNorm and its backward, bias, ReLU, square, the bias gradient) done
 on each group of rows while they are in registers, one batch tile of 64 rows at a time through every block
-forward and back (so what the backward reads of a tile is still in the caches); elsewhere (other widths, other CPUs, or built with ``-DDEPTH_TOY_GENERIC``), the dense
-products through torch's own BLAS (its Fortran ``sgemm_``) with the elementwise work in passes over batch
-tiles of 256 rows. The torch code (``model.StudentGroup``, ``torch.optim.Adam``) is the reference:
+forward and back (so what the backward reads of a tile is still in the caches); elsewhere (other widths,
+other CPUs, or built with ``-DDEPTH_TOY_GENERIC``), the dense products through torch's own BLAS (its
+Fortran ``sgemm_``) with the elementwise work in passes over batch tiles of 256 rows. The torch code (``model.StudentGroup``, ``torch.optim.Adam``) is the reference:
 ``tests/test_depth_toy_kernel.py`` holds both paths equal to it to float rounding.
 
 Build: as the superposition kernel (``depthwidth.superposition.native.cached_build``: a per-user cache

@@ -205,16 +205,10 @@ static void relu_rows(int T, const float *restrict n, const float *W1, const flo
         for (int v = 0; v < 4; v++) bv[v] = _mm512_loadu_ps(b + 64 * half + 16 * v);
         float *sqh = sq + 64 * half;
         const float *W1h = W1 + 64 * half;
-        if (R) { /* two copies: the one without R has no stores to it */
-            float *Rh = R + 64 * half;
+        float *Rh = R ? R + 64 * half : 0;
 #define RELU_G(Rc, i) relu_group(Rc, i, n, W1h, bv, Rh, sqh)
-            GROUPS4(T, RELU_G);
+        GROUPS4(T, RELU_G);
 #undef RELU_G
-        } else {
-#define RELU_G(Rc, i) relu_group(Rc, i, n, W1h, bv, 0, sqh)
-            GROUPS4(T, RELU_G);
-#undef RELU_G
-        }
     }
 }
 
