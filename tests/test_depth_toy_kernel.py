@@ -85,8 +85,11 @@ def test_kernel_and_torch_train_the_same_students(kernel, kind, width, monkeypat
 
 
 @pytest.mark.parametrize("width", [16, 32])
-def test_thread_count_changes_no_number(kernel, width, monkeypatch):
-    teacher = make_teacher("independent", 12, depth=6, width=width, vocab=8)
+@pytest.mark.parametrize("kind", ["tied", "independent"])
+def test_thread_count_changes_no_number(kernel, kind, width, monkeypatch):
+    """On two threads the teacher runs beside the deepest student, which reads the teacher's rows as they
+    are published, tile after tile (batch 520 ends in a partial tile on either path)."""
+    teacher = make_teacher(kind, 12, depth=6, width=width, vocab=8)
     kw = {"steps": 30, "batch_size": 520, "width": width}
     one = _train(teacher, "kernel", monkeypatch, threads=1, **kw)
     two = _train(teacher, "kernel", monkeypatch, threads=2, **kw)
@@ -123,6 +126,71 @@ def test_fast_and_generic_builds_equal_the_torch_gradient_at_width_32(kernel, ba
         loss_k, G = fused.kernel_gradient(k, g, x, target)
         assert loss_k == pytest.approx(loss_t, rel=1e-5), k.fast_path()
         assert float((G - grads).abs().max()) <= 1e-3 * float(grads.abs().max()), k.fast_path()
+
+
+def test_a_student_reads_only_published_teacher_rows_and_gives_up_when_the_teacher_fails(kernel, monkeypatch):
+    """teacher_forward publishes its finished rows (all B at the end); a student told the teacher failed (a
+    negative count) returns NaN with its parameters and moments untouched, on both builds; and a step
+    whose teacher raises raises that error on two threads instead of leaving the student waiting."""
+    from depthwidth.depth_toy.model import StudentGroup
+
+    B, D, depth = 300, 32, 3
+    gen = torch.Generator().manual_seed(31)
+    x = torch.randn(B, D, generator=gen)
+    for k in (kernel, fused.generic_kernel()):
+        for kind in ("tied", "independent"):
+            teacher = make_teacher(kind, 32, depth=5, width=D, vocab=8)
+            n = 1 if kind == "tied" else teacher.depth
+            ready = torch.zeros(1, dtype=torch.int64)
+            k.teacher_forward(
+                depth=teacher.depth,
+                x=x,
+                fc_w=teacher.fc_w[:n].contiguous(),
+                fc_b=teacher.fc_b[:n].contiguous(),
+                proj_w=teacher.proj_w[:n].contiguous(),
+                tied=kind == "tied",
+                out=torch.empty(B, D),
+                ws=torch.empty(B * D + fused.TILE * (D + 8 * D)),
+                stats=torch.zeros(1, dtype=torch.float64),
+                ready=ready,
+            )
+            assert int(ready) == B, (kind, k.fast_path())
+        g = StudentGroup(1, depth, D, 8, seed=33)
+        P = fused.flat_params(g)
+        M, V = torch.full_like(P, 0.5), torch.full_like(P, 0.25)
+        before = [t.clone() for t in (P, M, V)]
+        loss = k.student_step(
+            depth=depth,
+            x=x,
+            target=torch.zeros(B, D),
+            P=P,
+            G=torch.zeros_like(P),
+            M=M,
+            V=V,
+            ws=torch.empty(k.workspace_size(depth=depth, batch=B, width=D)),
+            step_size=1e-3,
+            bc2_sqrt=1.0,
+            beta1=0.9,
+            beta2=0.999,
+            eps=1e-8,
+            stats=torch.zeros(1, dtype=torch.float64),
+            ready=torch.full((1,), -1, dtype=torch.int64),
+        )
+        assert np.isnan(loss), k.fast_path()
+        assert all(torch.equal(a, b) for a, b in zip(before, (P, M, V))), k.fast_path()
+
+    groups = [StudentGroup(1, d, D, 8, seed=34 + d) for d in (1, 2, 4)]
+    opts = [torch.optim.Adam(g.parameters(), lr=1e-3) for g in groups]
+    fs = fused.FusedStudents(groups, opts, make_teacher("tied", 35, depth=4, width=D, vocab=8), B, D, 2)
+
+    def broken(**kw):
+        raise RuntimeError("teacher broke")
+
+    monkeypatch.setattr(fs.k, "teacher_forward", broken)
+    with pytest.raises(RuntimeError, match="teacher broke"):
+        fs.step(x, [1e-3] * 3)
+    assert int(fs.ready) == -1
+    fs.close()
 
 
 def test_kernel_checkpoint_resumes_on_the_torch_code(kernel, monkeypatch, tmp_path):
@@ -215,6 +283,7 @@ def test_kernel_refuses_bad_arguments_by_name(kernel):
         ("target", torch.zeros(4, 8).t()),
         ("V", torch.zeros(n, dtype=torch.float64)),
         ("ws", torch.zeros(10)),
+        ("ready", torch.zeros(1, dtype=torch.int32)),
     ):
         with pytest.raises(fused.KernelArgumentError, match=f"argument '{name}'"):
             kernel.student_step(**{**good, name: bad})

@@ -119,9 +119,9 @@ class Kernel:
         dll.student_workspace.restype = i64
         dll.student_workspace.argtypes = [i64] * 5
         dll.teacher_forward.restype = None
-        dll.teacher_forward.argtypes = [i64] * 5 + [p] * 4 + [i64] * 3 + [p, p, p]
+        dll.teacher_forward.argtypes = [i64] * 5 + [p] * 4 + [i64] * 3 + [p, p, p, p]
         dll.student_step.restype = d
-        dll.student_step.argtypes = [i64] * 5 + [p] * 7 + [d] * 5 + [ctypes.c_int, p]
+        dll.student_step.argtypes = [i64] * 5 + [p] * 7 + [d] * 5 + [ctypes.c_int, p, p]
         dll.fast_path.restype = ctypes.c_int
         dll.fast_path.argtypes = []
         self._dll = dll
@@ -137,11 +137,14 @@ class Kernel:
     def workspace_size(self, *, depth: int, batch: int, width: int) -> int:
         return int(self._dll.student_workspace(depth, batch, width, 4 * width, TILE))
 
-    def teacher_forward(self, *, depth, x, fc_w, fc_b, proj_w, tied: bool, out, ws, stats) -> None:
+    def teacher_forward(
+        self, *, depth, x, fc_w, fc_b, proj_w, tied: bool, out, ws, stats, ready=None
+    ) -> None:
         """out (B, D) = the teacher's rmsnorm(h_L) for x (B, D) through ``depth`` blocks. fc_w (depth, D, H),
         fc_b (depth, H), proj_w (depth, H, D), or (tied) (1, D, H), (1, H), (1, H, D), block 0 used for
         every block. ws: at least B·D + TILE·(D + 2H) floats; stats (1,) float64: seconds in the products
-        are added."""
+        are added. ready (1,) int64, optional: the count of out's rows finished so far, published as they
+        are (for ``student_step``'s ``ready``)."""
         fn = "teacher_forward"
         B, D = x.shape
         H = 4 * D
@@ -159,15 +162,16 @@ class Kernel:
         _expect(fn, "stats", stats, _F64, (1,))
         strides = (0, 0, 0) if tied else (D * H, H, H * D)
         ptrs = [t.data_ptr() for t in (x, fc_w, fc_b, proj_w)]
-        self._dll.teacher_forward(
-            depth, B, D, H, TILE, *ptrs, *strides, out.data_ptr(), ws.data_ptr(), stats.data_ptr()
-        )
+        ends = (out.data_ptr(), ws.data_ptr(), stats.data_ptr(), _ready_ptr(fn, ready))
+        self._dll.teacher_forward(depth, B, D, H, TILE, *ptrs, *strides, *ends)
 
     def student_step(
-        self, *, depth, x, target, P, G, M, V, ws, step_size, bc2_sqrt, beta1, beta2, eps, stats
+        self, *, depth, x, target, P, G, M, V, ws, step_size, bc2_sqrt, beta1, beta2, eps, stats, ready=None
     ) -> float:
         """One step of one student (see the C source); returns its loss. P, G, M, V: (param_count,);
-        stats (1,) float64: seconds in the products are added (when timed, stats given non-None)."""
+        stats (1,) float64: seconds in the products are added. ready (1,) int64, optional: target's rows
+        are read only once ``teacher_forward`` has published them there (a student may run beside the
+        teacher); a negative count there (the teacher failed) returns NaN with P, M, V untouched."""
         fn = "student_step"
         B, D = x.shape
         H = 4 * D
@@ -184,9 +188,17 @@ class Kernel:
             )
         _expect(fn, "stats", stats, _F64, (1,))
         ptrs = [t.data_ptr() for t in (x, target, P, G, M, V, ws)]
-        return self._dll.student_step(
-            depth, B, D, H, TILE, *ptrs, step_size, bc2_sqrt, beta1, beta2, eps, 1, stats.data_ptr()
-        )
+        adam = (step_size, bc2_sqrt, beta1, beta2, eps)
+        ends = (1, stats.data_ptr(), _ready_ptr(fn, ready))
+        return self._dll.student_step(depth, B, D, H, TILE, *ptrs, *adam, *ends)
+
+
+def _ready_ptr(fn: str, ready) -> int | None:
+    """The address of a ``ready`` row count (None: not given), checked as the other arguments."""
+    if ready is None:
+        return None
+    _expect(fn, "ready", ready, torch.int64, (1,))
+    return ready.data_ptr()
 
 
 def _torch_sgemm() -> int | None:
@@ -379,9 +391,11 @@ class FusedStudents:
     """A job's one-student Euler groups trained by the kernel. Each group's parameters become views of one
     flat array (so the torch code, checkpoints and the angle table see the kernel's updates), and its Adam
     moments views of two more, registered in its ``torch.optim.Adam``'s state (so a checkpoint holds them as
-    the torch code would, and either code resumes from the other's checkpoint). ``threads`` > 1: students
-    (and the teacher's batch, split at tile boundaries) run on that many threads, each student on one; the
-    BLAS runs single-threaded inside, so the numbers do not depend on the thread count."""
+    the torch code would, and either code resumes from the other's checkpoint). ``threads`` > 1: a step is
+    one task for the teacher, then one per student (the deepest first), on that many threads, each task on
+    one; the teacher publishes its output rows as they are done, so a student started beside it waits only
+    for rows not there yet. The BLAS runs single-threaded inside, so the numbers do not depend on the thread
+    count."""
 
     def __init__(self, groups, opts, teacher, batch: int, width: int, threads: int = 1):
         self.k = kernel()
@@ -427,12 +441,10 @@ class FusedStudents:
             self.tw = [t[:1].contiguous() for t in (teacher.fc_w, teacher.fc_b, teacher.proj_w)]
         else:
             self.tw = [t.contiguous() for t in (teacher.fc_w, teacher.fc_b, teacher.proj_w)]
-        # the teacher's batch in tile-aligned row ranges, one per thread
-        per = -(-batch // (TILE * self.threads)) * TILE
-        self.rows = [(a, min(a + per, batch)) for a in range(0, batch, per)]
-        self.tws = [torch.empty(batch * width + TILE * (width + 2 * H)) for _ in self.rows]
-        self.tstats = [torch.zeros(1, dtype=_F64) for _ in self.rows]
+        self.tws = torch.empty(batch * width + TILE * (width + 2 * H))
+        self.tstats = torch.zeros(1, dtype=_F64)
         self.target = torch.empty(batch, width)
+        self.ready = torch.zeros(1, dtype=torch.int64)  # the teacher's finished rows in this step
         self.pool = None
         if self.threads > 1:
             self.pool = ThreadPoolExecutor(self.threads)
@@ -444,19 +456,23 @@ class FusedStudents:
         if self.pool is not None:
             self.pool.shutdown()
 
-    def _teacher_rows(self, i: int, x: torch.Tensor) -> None:
-        a, b = self.rows[i]
-        self.k.teacher_forward(
-            depth=self.teacher.depth,
-            x=x[a:b],
-            fc_w=self.tw[0],
-            fc_b=self.tw[1],
-            proj_w=self.tw[2],
-            tied=self.teacher.kind == "tied",
-            out=self.target[a:b],
-            ws=self.tws[i],
-            stats=self.tstats[i],
-        )
+    def _teacher(self, x: torch.Tensor) -> None:
+        try:
+            self.k.teacher_forward(
+                depth=self.teacher.depth,
+                x=x,
+                fc_w=self.tw[0],
+                fc_b=self.tw[1],
+                proj_w=self.tw[2],
+                tied=self.teacher.kind == "tied",
+                out=self.target,
+                ws=self.tws,
+                stats=self.tstats,
+                ready=self.ready,
+            )
+        except BaseException:
+            self.ready.fill_(-1)  # the students waiting for its rows return NaN instead of waiting forever
+            raise
 
     def _student(self, gi: int, x: torch.Tensor, lr: float, slot: int) -> float:
         b, pg = self.bufs[gi], self.bufs[gi]["pg"]
@@ -478,6 +494,7 @@ class FusedStudents:
             beta2=beta2,
             eps=pg["eps"],
             stats=self.stats[slot],
+            ready=self.ready,
         )
 
     def step(self, x: torch.Tensor, lrs: list[float]) -> list[float]:
@@ -485,22 +502,26 @@ class FusedStudents:
         teacher once, then each student; returns the losses (one per group)."""
         x = x.contiguous()
         losses = [0.0] * len(self.groups)
+        self.ready.zero_()
         if self.pool is None:
-            self._teacher_rows(0, x)
+            self._teacher(x)
             for gi in self.order:
                 losses[gi] = self._student(gi, x, lrs[gi], 0)
         else:
-            list(self.pool.map(lambda i: self._teacher_rows(i, x), range(len(self.rows))))
             slots: dict[int, int] = {}
             lock = threading.Lock()
 
             def run(gi: int) -> None:
+                if gi < 0:
+                    self._teacher(x)
+                    return
                 tid = threading.get_ident()
                 with lock:
                     slot = slots.setdefault(tid, len(slots))
                 losses[gi] = self._student(gi, x, lrs[gi], slot)
 
-            list(self.pool.map(run, self.order))
+            # the teacher first: the pool takes tasks in order, so no student waits on a teacher not started
+            list(self.pool.map(run, [-1, *self.order]))
         return losses
 
     def sync(self) -> None:
@@ -512,4 +533,4 @@ class FusedStudents:
 
     def gemm_seconds(self) -> float:
         """Seconds spent in the dense products so far, the teacher's and the students' (all threads summed)."""
-        return float(sum(float(s[0]) for s in self.stats + self.tstats))
+        return float(sum(float(s[0]) for s in self.stats) + float(self.tstats[0]))

@@ -17,6 +17,7 @@
 
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 #if defined(__AVX512F__) && !defined(DEPTH_TOY_GENERIC)
@@ -43,6 +44,21 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The teacher's output rows ready so far, published by teacher_forward through *ready (a release store,
+   after the rows are written) and awaited by student_step (an acquire load), so that a student may start
+   beside the teacher on another thread. A negative count means the teacher will not come (it failed): then
+   0 is returned; 1 once `need` rows are there (at once where ready is null). */
+static int rows_ready(const int64_t *ready, int64_t need)
+{
+    if (!ready) return 1;
+    for (;;) {
+        const int64_t got = __atomic_load_n(ready, __ATOMIC_ACQUIRE);
+        if (got < 0) return 0;
+        if (got >= need) return 1;
+        sched_yield();
+    }
 }
 
 /* C (M x N) = op(A) op(B) + beta C, row-major, via the transposed column-major call C^T = op(B)^T op(A)^T.
@@ -309,11 +325,35 @@ static void bwd_tile(int T, float *restrict g, const float *restrict n, const fl
 #undef DX_G
 }
 
-/* B (cols x rows) = A^T for A (rows x cols). */
+/* B (16 x 16, row stride ldb) = A^T for A (16 x 16, row stride lda), in registers: pairs of rows
+   interleaved by single floats, then by pairs of floats, then by 128-bit lanes twice. */
+AI void transpose16(const float *A, int64_t lda, float *B, int64_t ldb)
+{
+    __m512 r[16], t[16];
+    UNROLL for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(A + i * lda);
+    UNROLL for (int i = 0; i < 16; i += 2)
+    {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    UNROLL for (int i = 0; i < 16; i += 4) UNROLL for (int k = 0; k < 2; k++)
+    {
+        const __m512d a = _mm512_castps_pd(t[i + k]), b = _mm512_castps_pd(t[i + k + 2]);
+        r[i + 2 * k] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+        r[i + 2 * k + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    }
+    UNROLL for (int i = 0; i < 16; i++) t[i] =
+        _mm512_shuffle_f32x4(r[(i & 8) + (i & 3)], r[(i & 8) + (i & 3) + 4], i & 4 ? 0xdd : 0x88);
+    UNROLL for (int i = 0; i < 16; i++) r[i] =
+        _mm512_shuffle_f32x4(t[i & 7], t[(i & 7) + 8], i & 8 ? 0xdd : 0x88);
+    UNROLL for (int i = 0; i < 16; i++) _mm512_storeu_ps(B + i * ldb, r[i]);
+}
+
+/* B (cols x rows) = A^T for A (rows x cols), both multiples of 16. */
 static void transpose(int rows, int cols, const float *restrict A, float *restrict B)
 {
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) B[j * rows + i] = A[i * cols + j];
+    for (int i = 0; i < rows; i += 16)
+        for (int j = 0; j < cols; j += 16) transpose16(A + i * cols + j, cols, B + j * rows + i, rows);
 }
 #endif
 
@@ -363,38 +403,42 @@ static void adam(int64_t n, float *restrict P, const float *restrict G, float *r
 /* The teacher's output rmsnorm(h_L) (B x D) for inputs x (B x D). Block l's weights are at
    W1 + l * sW1, b1 + l * sb1, W2 + l * sW2 (strides 0 for a tied teacher: every block is block 0).
    ws: h (B x D), n (tile x D), a and sq (tile x H each). stats[0] += seconds in the block products (on
-   the fast path: the products with the elementwise work fused into them). */
+   the fast path: the products with the elementwise work fused into them). The batch goes through all
+   blocks one tile at a time (FT rows on the fast path, `tile` on the generic one), and after each tile the
+   count of finished output rows is published through *ready when ready is given. */
 void teacher_forward(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, const float *restrict x,
                      const float *W1, const float *b1, const float *W2, int64_t sW1, int64_t sb1, int64_t sW2,
-                     float *restrict out, float *restrict ws, double *restrict stats)
+                     float *restrict out, float *restrict ws, double *restrict stats, int64_t *ready)
 {
     float *h = ws, *n = h + B * D, *a = n + tile * D, *sq = a + tile * H;
-    double gs = 0.0;
-    rmsnorm_rows(B, D, x, h, 0);
 #if FAST
-    if (D == FD && H == FH && tile >= FT) {
-        const double t = now_s();
-        for (int64_t l = 0; l < L; l++)
-            for (int64_t r0 = 0; r0 < B; r0 += FT)
-                fwd_tile((int)(B - r0 < FT ? B - r0 : FT), h + r0 * D, n, 0, W1 + l * sW1, b1 + l * sb1,
-                         W2 + l * sW2, 0, sq);
-        gs = now_s() - t;
-        rmsnorm_rows(B, D, h, out, 0);
-        stats[0] += gs;
-        return;
-    }
+    const int fast = D == FD && H == FH && tile >= FT;
+#else
+    const int fast = 0;
 #endif
-    for (int64_t l = 0; l < L; l++) {
-        const float *w1 = W1 + l * sW1, *bb = b1 + l * sb1, *w2 = W2 + l * sW2;
-        for (int64_t r0 = 0; r0 < B; r0 += tile) {
-            const int T = (int)(B - r0 < tile ? B - r0 : tile);
-            rmsnorm_rows(T, D, h + r0 * D, n, 0);
-            mm('N', 'N', T, (int)H, (int)D, n, (int)D, w1, (int)H, 0.0f, a, (int)H, 1, &gs);
-            bias_relu_square(T, H, a, bb, 0, sq);
-            mm('N', 'N', T, (int)D, (int)H, sq, (int)H, w2, (int)D, 1.0f, h + r0 * D, (int)D, 1, &gs);
+    const int64_t rows = fast ? FT : tile;
+    double gs = 0.0;
+    for (int64_t r0 = 0; r0 < B; r0 += rows) {
+        const int T = (int)(B - r0 < rows ? B - r0 : rows);
+        float *ht = h + r0 * D;
+        rmsnorm_rows(T, D, x + r0 * D, ht, 0);
+#if FAST
+        if (fast) {
+            const double t = now_s();
+            for (int64_t l = 0; l < L; l++)
+                fwd_tile(T, ht, n, 0, W1 + l * sW1, b1 + l * sb1, W2 + l * sW2, 0, sq);
+            gs += now_s() - t;
         }
+#endif
+        for (int64_t l = 0; l < L && !fast; l++) {
+            rmsnorm_rows(T, D, ht, n, 0);
+            mm('N', 'N', T, (int)H, (int)D, n, (int)D, W1 + l * sW1, (int)H, 0.0f, a, (int)H, 1, &gs);
+            bias_relu_square(T, H, a, b1 + l * sb1, 0, sq);
+            mm('N', 'N', T, (int)D, (int)H, sq, (int)H, W2 + l * sW2, (int)D, 1.0f, ht, (int)D, 1, &gs);
+        }
+        rmsnorm_rows(T, D, ht, out + r0 * D, 0);
+        if (ready) __atomic_store_n(ready, r0 + T, __ATOMIC_RELEASE);
     }
-    rmsnorm_rows(B, D, h, out, 0);
     stats[0] += gs;
 }
 
@@ -424,7 +468,8 @@ int fast_path(void)
 static double student_step_fast(int64_t L, int64_t B, const float *restrict x, const float *restrict target,
                                 float *restrict P, float *restrict G, float *restrict M, float *restrict V,
                                 float *restrict ws, double step_size, double bc2_sqrt, double beta1,
-                                double beta2, double eps, int timed, double *restrict stats)
+                                double beta2, double eps, int timed, double *restrict stats,
+                                const int64_t *ready)
 {
     const int64_t D = FD, H = FH, nW1 = L * D * H, nb1 = L * H, nP = nW1 + nb1 + L * H * D;
     const float *W1 = P, *b1 = P + nW1, *W2 = P + nW1 + nb1;
@@ -450,6 +495,7 @@ static double student_step_fast(int64_t L, int64_t B, const float *restrict x, c
                      Rs + l * FT * H, sq);
         if (timed) gs += now_s() - t;
         rmsnorm_rows(T, D, h, out, inv_out);
+        if (!rows_ready(ready, r0 + T)) return NAN;
         loss = mse_grad_rows(T, D, scale, out, inv_out, target + r0 * D, g, loss);
         if (timed) t = now_s();
         for (int64_t l = L - 1; l >= 0; l--)
@@ -469,16 +515,18 @@ static double student_step_fast(int64_t L, int64_t B, const float *restrict x, c
    over batch and width, summed in double), backward into G (the whole gradient: every entry written),
    then Adam on P with moments M, V (torch.optim.Adam's update: step_size = lr / (1 - beta1^t),
    bc2_sqrt = sqrt(1 - beta2^t)). stats[0] += seconds in the block products when `timed` (on the fast
-   path: the products with the elementwise work fused into them). */
+   path: the products with the elementwise work fused into them). With `ready` given, target's rows are
+   read only once teacher_forward has published them there (see rows_ready); where it publishes a
+   negative count instead, NaN is returned before P, M and V are touched. */
 double student_step(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, const float *restrict x,
                     const float *restrict target, float *restrict P, float *restrict G, float *restrict M,
                     float *restrict V, float *restrict ws, double step_size, double bc2_sqrt, double beta1,
-                    double beta2, double eps, int timed, double *restrict stats)
+                    double beta2, double eps, int timed, double *restrict stats, const int64_t *ready)
 {
 #if FAST
     if (D == FD && H == FH)
         return student_step_fast(L, B, x, target, P, G, M, V, ws, step_size, bc2_sqrt, beta1, beta2, eps,
-                                 timed, stats);
+                                 timed, stats, ready);
 #endif
     const int64_t nW1 = L * D * H, nb1 = L * H, nP = nW1 + nb1 + L * H * D;
     float *W1 = P, *b1 = P + nW1, *W2 = P + nW1 + nb1;
@@ -503,6 +551,7 @@ double student_step(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, co
         }
     }
     rmsnorm_rows(B, D, h, out, inv_out);
+    if (!rows_ready(ready, B)) return NAN;
     const double loss = mse_grad(B, D, out, inv_out, target, g);
 
     /* backward, block by block; g is dL/dh_{l+1}, then dL/dh_l */
