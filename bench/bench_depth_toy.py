@@ -4,11 +4,12 @@ fused C trainer, side by side in one run, with the machine's matmul peak measure
 Default (``--setup mse``: the paper's exp-9-6, batch 1024, width 32, teacher depth 128, student depths
 6, 12, 16, 24, 32, 48, one step of every student):
 - plain loop (github liuyz0/DepthScaling exp/exp-9-6.py): for each student, every step recomputes the
-  128-block teacher, then one forward/backward of that student with nn.Linear modules, F.mse_loss and its
-  own Adam;
+  128-block teacher (a tied teacher's blocks sharing one set of weights, as there), then one
+  forward/backward of that student with nn.Linear modules, F.mse_loss and its own Adam;
 - torch trainer (``train.py``'s loop with the kernel off): the teacher once per step for all students, the
   hand-written block backward, torch's fused Adam;
-- fused trainer (``fused.FusedStudents``, the kernel the pipeline uses for the mse setup on a CPU).
+- fused trainer (``fused.FusedStudents``, the kernel the pipeline uses for the mse setup on a CPU; on two
+  threads the teacher runs beside the deepest student, which reads the teacher's rows as they are done).
 Reported: milliseconds per student-step (a step of all students / their number: the shared teacher is
 shared out), the speed-ups, the fused trainer's share of step time in its block products (timed inside
 the kernel per block and batch tile: on the AVX-512 path the products together with the elementwise work

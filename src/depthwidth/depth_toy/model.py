@@ -237,8 +237,8 @@ class ReferenceModel(torch.nn.Module):
 
     @classmethod
     def from_teacher(cls, teacher: Teacher) -> ReferenceModel:
-        """A plain copy of ``teacher`` with its learned-head readout (tied blocks become separate copies,
-        as the paper's code effectively computes them)."""
+        """A plain copy of ``teacher`` with its learned-head readout. A tied teacher's blocks share block 0's
+        parameters, as the paper's code makes them (it assigns block 0's ``.data`` to every block)."""
         width, vocab = teacher.head.shape
         m = cls(teacher.depth, width, vocab)
         with torch.no_grad():
@@ -247,6 +247,11 @@ class ReferenceModel(torch.nn.Module):
                 layer.c_fc.bias.copy_(teacher.fc_b[i])
                 layer.c_proj.weight.copy_(teacher.proj_w[i].T)
             m.head.weight.copy_(teacher.head.T)
+        if teacher.kind == "tied":
+            first = m.layers[0]
+            for layer in m.layers[1:]:
+                layer.c_fc.weight, layer.c_fc.bias = first.c_fc.weight, first.c_fc.bias
+                layer.c_proj.weight = first.c_proj.weight
         return m.requires_grad_(False)
 
     @classmethod
