@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import time
 
 import torch
@@ -271,6 +272,13 @@ def mse_main(args) -> dict:
             res["fused_gflops_in_products"] * res["fused_threads"] / res["matmul_peak_gflops"]
         )
         res["rounds"] = rounds
+        # each round times the three trainers within seconds of each other, so a round's ratios see one
+        # machine speed; their median and range say how much the best-of-run ratios above owe to the load
+        fused_ms = [d["ms"] for d in rounds["fused"]]
+        for key, base in (("plain", "plain"), ("torch_trainer", "torch")):
+            ratios = [b / f for b, f in zip(rounds[base], fused_ms)]
+            res[f"round_ratios_vs_{key}"] = ratios
+            res[f"round_ratio_vs_{key}_median"] = statistics.median(ratios)
         res["torch_trainer_gflops"] = res["dense_gflop_per_step"] / (res["batched_ms"] * len(depths) / 1e3)
         res["plain_gflops"] = (
             (args.batch * 2 * WIDTH * HIDDEN * (student_products(depths) + 2 * TEACHER_DEPTH * len(depths)))
@@ -286,6 +294,12 @@ def mse_main(args) -> dict:
             f"({res['fused_gflops_in_products']:.1f} GFLOP/s per thread inside them, {res['fused_products_vs_peak']:.0%} of "
             "that peak); torch trainer "
             f"{res['torch_trainer_gflops']:.1f} GFLOP/s, plain loop {res['plain_gflops']:.1f} GFLOP/s"
+        )
+        rp, rt = res["round_ratios_vs_plain"], res["round_ratios_vs_torch_trainer"]
+        print(
+            f"round by round: {res['round_ratio_vs_plain_median']:.1f}x the paper's loop (median; "
+            f"{min(rp):.1f}-{max(rp):.1f}x), {res['round_ratio_vs_torch_trainer_median']:.1f}x the torch trainer "
+            f"({min(rt):.1f}-{max(rt):.1f}x)"
         )
     else:
         res["speedup_vs_plain"] = res["plain_ms"] / res["batched_ms"]
