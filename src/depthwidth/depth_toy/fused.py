@@ -9,8 +9,9 @@ products with the elementwise work (RMSNorm and its backward, bias, ReLU, square
 on each group of rows while they are in registers, one batch tile of 64 rows at a time through every block
 forward and back (so what the backward reads of a tile is still in the caches); elsewhere (other widths,
 other CPUs, or built with ``-DDEPTH_TOY_GENERIC``), the dense products through torch's own BLAS (its
-Fortran ``sgemm_``) with the elementwise work in passes over batch tiles of 256 rows. The torch code (``model.StudentGroup``, ``torch.optim.Adam``) is the reference:
-``tests/test_depth_toy_kernel.py`` holds both paths equal to it to float rounding.
+Fortran ``sgemm_``) with the elementwise work in passes over batch tiles of 256 rows. The torch code
+(``model.StudentGroup``, ``torch.optim.Adam``) is the reference: ``tests/test_depth_toy_kernel.py`` holds
+both paths equal to it to float rounding.
 
 Build: as the superposition kernel (``depthwidth.superposition.native.cached_build``: a per-user cache
 folder, ``~/.cache/depthwidth/kernels`` unless ``DEPTHWIDTH_CACHE_DIR`` or ``XDG_CACHE_HOME`` says
@@ -103,6 +104,18 @@ def _expect(fn: str, name: str, t, dtype: torch.dtype, shape: tuple) -> None:
     raise KernelArgumentError(f"depth_toy fused.{fn}: argument '{name}' must be {want}; got {got}")
 
 
+def teacher_workspace(batch: int, width: int) -> int:
+    """Floats of ``teacher_forward``'s workspace: the residual state of the batch and one tile's scratch."""
+    return batch * width + TILE * (width + 2 * 4 * width)
+
+
+def teacher_weights(teacher) -> list[torch.Tensor]:
+    """``teacher``'s fc_w, fc_b, proj_w as ``teacher_forward`` takes them: block 0 alone for a tied teacher
+    (every block is block 0), every block for an independent one."""
+    ws = (teacher.fc_w, teacher.fc_b, teacher.proj_w)
+    return [t[:1].contiguous() if teacher.kind == "tied" else t.contiguous() for t in ws]
+
+
 def param_count(depth: int, width: int) -> int:
     """Floats of one student's flat parameter array: W1 (L, D, 4D), b1 (L, 4D), W2 (L, 4D, D)."""
     hidden = 4 * width
@@ -155,7 +168,7 @@ class Kernel:
         _expect(fn, "proj_w", proj_w, _F32, (L, H, D))
         _expect(fn, "out", out, _F32, (B, D))
         _expect(fn, "ws", ws, _F32, (ws.shape[0],) if ws.dim() == 1 else (-1,))
-        if ws.shape[0] < B * D + TILE * (D + 2 * H):
+        if ws.shape[0] < teacher_workspace(B, D):
             raise KernelArgumentError(
                 f"depth_toy fused.{fn}: argument 'ws' holds {ws.shape[0]} floats, too few"
             )
@@ -340,17 +353,13 @@ def kernel_gradient(k: Kernel, group, x: torch.Tensor, target: torch.Tensor) -> 
     return loss, G
 
 
-def teacher_out(teacher, x: torch.Tensor, k: Kernel | None = None) -> torch.Tensor:
+def teacher_out(teacher, x: torch.Tensor, k: Kernel | None = None, ready=None) -> torch.Tensor:
     """The teacher's rmsnorm(h_L) for x (B, D) by kernel ``k`` (default: the loaded one; ``kernel()`` must
-    have loaded it)."""
+    have loaded it); ``ready`` as ``Kernel.teacher_forward``'s."""
     B, D = x.shape
-    H = 4 * D
-    if teacher.kind == "tied":
-        w = [t[:1].contiguous() for t in (teacher.fc_w, teacher.fc_b, teacher.proj_w)]
-    else:
-        w = [t.contiguous() for t in (teacher.fc_w, teacher.fc_b, teacher.proj_w)]
+    w = teacher_weights(teacher)
     out = torch.empty(B, D)
-    ws = torch.empty(B * D + TILE * (D + 2 * H))
+    ws = torch.empty(teacher_workspace(B, D))
     (k or _kernel).teacher_forward(
         depth=teacher.depth,
         x=x.contiguous(),
@@ -361,6 +370,7 @@ def teacher_out(teacher, x: torch.Tensor, k: Kernel | None = None) -> torch.Tens
         out=out,
         ws=ws,
         stats=torch.zeros(1, dtype=_F64),
+        ready=ready,
     )
     return out
 
@@ -435,13 +445,9 @@ class FusedStudents:
             for _ in range(self.threads)
         ]
         self.stats = [torch.zeros(1, dtype=_F64) for _ in range(self.threads)]
-        H = 4 * width
         self.teacher = teacher
-        if teacher.kind == "tied":
-            self.tw = [t[:1].contiguous() for t in (teacher.fc_w, teacher.fc_b, teacher.proj_w)]
-        else:
-            self.tw = [t.contiguous() for t in (teacher.fc_w, teacher.fc_b, teacher.proj_w)]
-        self.tws = torch.empty(batch * width + TILE * (width + 2 * H))
+        self.tw = teacher_weights(teacher)
+        self.tws = torch.empty(teacher_workspace(batch, width))
         self.tstats = torch.zeros(1, dtype=_F64)
         self.target = torch.empty(batch, width)
         self.ready = torch.zeros(1, dtype=torch.int64)  # the teacher's finished rows in this step

@@ -430,11 +430,13 @@ void teacher_forward(int64_t L, int64_t B, int64_t D, int64_t H, int64_t tile, c
             gs += now_s() - t;
         }
 #endif
-        for (int64_t l = 0; l < L && !fast; l++) {
-            rmsnorm_rows(T, D, ht, n, 0);
-            mm('N', 'N', T, (int)H, (int)D, n, (int)D, W1 + l * sW1, (int)H, 0.0f, a, (int)H, 1, &gs);
-            bias_relu_square(T, H, a, b1 + l * sb1, 0, sq);
-            mm('N', 'N', T, (int)D, (int)H, sq, (int)H, W2 + l * sW2, (int)D, 1.0f, ht, (int)D, 1, &gs);
+        if (!fast) {
+            for (int64_t l = 0; l < L; l++) {
+                rmsnorm_rows(T, D, ht, n, 0);
+                mm('N', 'N', T, (int)H, (int)D, n, (int)D, W1 + l * sW1, (int)H, 0.0f, a, (int)H, 1, &gs);
+                bias_relu_square(T, H, a, b1 + l * sb1, 0, sq);
+                mm('N', 'N', T, (int)D, (int)H, sq, (int)H, W2 + l * sW2, (int)D, 1.0f, ht, (int)D, 1, &gs);
+            }
         }
         rmsnorm_rows(T, D, ht, out + r0 * D, 0);
         if (ready) __atomic_store_n(ready, r0 + T, __ATOMIC_RELEASE);
